@@ -1,0 +1,61 @@
+"""newch: PyTorch for small machines.
+
+``import newch as torch`` and a PyTorch script runs on numpy + Numba kernels,
+with memory you can predict (a step arena for temporaries, a persistent pool
+for parameters) and results that are the same bit for bit on any thread count.
+"""
+from . import _cache  # noqa: F401  (chooses the kernel cache directory before numba loads)
+from .context import Context, default_context, manual_seed, set_default_context
+from .dtypes import (bool_ as bool, dtype, float32, float64, get_default_dtype, int32, int64,
+                     promote_types, set_default_dtype, uint8)
+from .errors import NcError
+from .tensor import Size, Tensor, release
+from . import ops
+from .ops import *  # noqa: F401,F403  (every public op; listed in __all__ below)
+from . import autograd
+from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+float = float32
+double = float64
+long = int64
+int = int32
+
+__version__ = "0.1.0"
+
+
+def step_end():
+    """End the step: free every temporary of the default context at once (O(1))."""
+    default_context().step_end()
+
+
+def persistent():
+    """``with newch.persistent():`` tensors made inside survive ``step_end()``."""
+    return default_context().persistent()
+
+
+def mem_stats():
+    """The default context's memory figures in bytes (arena in use / peak / reserved, persistent)."""
+    return default_context().mem_stats()
+
+
+def is_tensor(obj):
+    """True if ``obj`` is a newch Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """Number of elements of ``input``."""
+    return input.numel()
+
+
+_OPS = [n for n in dir(ops) if not n.startswith("_") and callable(getattr(ops, n))
+        and n not in ("bind_methods", "Tensor", "rdiv", "rsub", "rpow", "rmod", "rfloordiv",
+                      "getitem", "setitem", "select_index", "gelu_erf")]
+
+__all__ = [
+    "Context", "default_context", "set_default_context", "manual_seed", "NcError",
+    "Tensor", "Size", "dtype", "float32", "float64", "int32", "int64", "uint8", "bool",
+    "float", "double", "long", "int", "get_default_dtype", "set_default_dtype", "promote_types",
+    "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
+    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+] + _OPS

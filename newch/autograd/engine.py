@@ -1,0 +1,158 @@
+"""The backward engine: walks the graph newest node first, freeing as it goes.
+
+Each node's gradient is summed from its consumers, handed to its backward
+closure, and then dropped; unless ``retain_graph`` is set the closure (and so
+every tensor it saved) is dropped too. That is what keeps backward's memory
+close to the forward's live set instead of "all activations plus all grads".
+"""
+import heapq
+
+from ..context import default_context
+from ..tensor import Tensor
+from .graph import Accumulate, Node, set_grad_enabled
+
+
+def _roots(op, tensors, grads):
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if grads is None or isinstance(grads, Tensor):
+        grads = (grads,) * len(tensors) if grads is None else (grads,)
+    if len(grads) != len(tensors):
+        raise ValueError(f"{op}: got {len(tensors)} tensors but {len(grads)} gradients")
+    from ..ops import ones_like
+    out = []
+    for t, g in zip(tensors, grads):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError(f"{op}: element of the tensors does not require grad and does not "
+                               f"have a grad_fn")
+        t._check(op)
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs, "
+                                   f"got shape {tuple(t.shape)}; pass gradient=")
+            g = ones_like(t)
+        elif tuple(g.shape) != tuple(t.shape):
+            raise ValueError(f"{op}: gradient of shape {tuple(g.shape)} does not match the "
+                             f"tensor's shape {tuple(t.shape)}")
+        out.append((t, g))
+    return out
+
+
+def _edge_of(t):
+    from ..ops.record import edge
+    return edge(t)
+
+
+def _dependencies(starts):
+    """How many consumers each reachable node has (so we know when its grad is complete)."""
+    deps, seen, stack = {}, set(), [n for n in starts if isinstance(n, Node)]
+    for n in stack:
+        seen.add(id(n))
+    while stack:
+        node = stack.pop()
+        for nxt in node.next:
+            if isinstance(nxt, Node):
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append(nxt)
+    return deps
+
+
+class _Walk:
+    """State of one backward pass: pending grads, ready nodes (newest first), capture slots."""
+
+    def __init__(self, deps, retain_graph, create_graph, capture):
+        self.deps = deps
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.capture = capture
+        self.pending = {}
+        self.heap = []
+        self.queued = set()
+
+    def send(self, edge, g, consumed=True):
+        if edge is None:
+            return
+        if isinstance(edge, Accumulate):
+            if self.capture is None:
+                _accumulate_grad(edge.leaf, g, self.create_graph)
+            elif edge in self.capture:
+                old = self.capture[edge]
+                self.capture[edge] = g if old is None else old + g
+            return
+        prev = self.pending.get(edge)
+        self.pending[edge] = g if prev is None else prev + g
+        if consumed:
+            self.deps[edge] -= 1
+        if self.deps.get(edge, 0) == 0 and edge not in self.queued:
+            self.queued.add(edge)
+            heapq.heappush(self.heap, (-edge.seq, edge.seq, edge))
+
+    def run(self):
+        while self.heap:
+            node = heapq.heappop(self.heap)[2]
+            g = self.pending.pop(node)
+            if self.capture is not None and node in self.capture:
+                self.capture[node] = g
+            self.run_node(node, g)
+            del g
+
+    def run_node(self, node, g):
+        if node.backward is None:
+            raise RuntimeError(
+                f"backward: trying to backward through {node.name()} a second time (its saved "
+                f"tensors were already freed); pass retain_graph=True to the first backward")
+        for st, version in node.saved:
+            if st.version != version:
+                raise RuntimeError(
+                    f"backward: a tensor saved by {node.name()} was modified by an in-place "
+                    f"operation (version {st.version}, expected {version}); use an out-of-place "
+                    f"op or .clone() before modifying it")
+        if node.retain is not None:
+            t = node.retain()
+            if t is not None:
+                _accumulate_grad(t, g, self.create_graph)
+        grads = node.backward(g)
+        if not self.retain_graph:
+            # NOTE: this frees memory during backward: the closure held the saved tensors.
+            node.backward = None
+            node.saved = ()
+        for nxt, gi in zip(node.next, grads):
+            if nxt is not None and gi is not None:
+                self.send(nxt, gi)
+
+
+def run_backward(roots, retain_graph, create_graph, capture=None):
+    """Propagate ``roots`` [(tensor, grad)] to the leaves.
+
+    Leaf gradients are accumulated into ``.grad``, or, when ``capture`` (a dict
+    edge -> None) is given, stored there instead.
+    """
+    edges = [(_edge_of(t), g) for t, g in roots]
+    walk = _Walk(_dependencies([e for e, _ in edges]), retain_graph, create_graph, capture)
+    with set_grad_enabled(create_graph):
+        for e, g in edges:
+            walk.send(e, g, consumed=False)
+        del edges, roots
+        walk.run()
+
+
+def _accumulate_grad(t, g, create_graph):
+    """Add ``g`` into ``t.grad``; a persistent tensor's grad is persistent too."""
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    if t._grad is None or not t._grad.is_alive:
+        if create_graph:
+            t._grad = g
+        elif t.is_persistent:
+            with default_context().persistent():
+                t._grad = g.clone()
+        else:
+            t._grad = g.clone()
+    elif create_graph:
+        t._grad = t._grad + g
+    else:
+        t._grad.add_(g)

@@ -1,0 +1,75 @@
+"""Custom differentiable operations: subclass ``Function`` with ``forward`` and ``backward``."""
+from ..tensor import Tensor
+from .graph import no_grad
+
+
+class FunctionCtx:
+    """What ``forward`` hands to ``backward``: saved tensors and anything set as attributes."""
+
+    def __init__(self):
+        self.saved_tensors = ()
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        """Keep ``tensors`` for ``backward`` (read them back as ``ctx.saved_tensors``)."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward: expected Tensors or None, got {type(t).__name__}")
+        self.saved_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+
+class Function:
+    """Base class of user-defined ops.
+
+    Example:
+        >>> class Square(newch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> x = newch.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward(); x.grad.item()
+        6.0
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("Function subclasses must implement forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("Function subclasses must implement backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args):
+        from ..ops.record import needs_grad, record
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        if needs_grad(*args):
+            outs = out if isinstance(out, tuple) else (out,)
+            nd = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+
+            def backward(g):
+                res = cls.backward(ctx, g)
+                res = res if isinstance(res, tuple) else (res,)
+                if len(res) != len(args):
+                    raise RuntimeError(f"{cls.__name__}.backward returned {len(res)} gradients, "
+                                       f"expected {len(args)} (one per forward input)")
+                return res
+            diff = tuple(o for o in outs if isinstance(o, Tensor) and id(o) not in nd)
+            if len(diff) > 1:
+                raise NotImplementedError(f"{cls.__name__}: newch Functions support one "
+                                          f"differentiable output")
+            if diff:
+                record(diff[0], f"{cls.__name__}Backward", args, backward,
+                       saved=[t for t in ctx.saved_tensors if t is not None])
+        return out

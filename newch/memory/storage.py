@@ -1,0 +1,69 @@
+"""A Storage is one allocation: a run of bytes that tensors (and their views) share.
+
+Liveness is a generation flag, not a pointer check: every temporary allocated
+in a step shares that step's ``Generation``; ``step_end()`` flips one flag and
+all of them are dead at once, whatever their number.
+"""
+import weakref
+
+
+class Generation:
+    """The lifetime tag a storage carries: ``alive`` until its step ends or it is released."""
+    __slots__ = ("alive", "step", "how")
+
+    def __init__(self, step, how="step_end()"):
+        self.alive = True
+        self.step = step      # step number the allocations of this generation belong to
+        self.how = how        # what will have freed them: "step_end()" or "release()"
+
+    def kill(self, how=None):
+        self.alive = False
+        if how:
+            self.how = how
+
+
+# Persistent storages all carry this one generation; it never dies.
+PERSISTENT = Generation(step=-1, how="release()")
+
+
+class Storage:
+    """Bytes owned by an arena (temporary) or by the persistent pool.
+
+    Fields: ``buf`` uint8 view of exactly ``nbytes`` (64-byte aligned),
+    ``gen`` its Generation, ``owner`` the arena or pool that takes the bytes
+    back, ``block``/``offset`` where it sits in an arena block, ``views`` a weak
+    set of the tensors viewing a persistent storage (so release() can drop them),
+    ``version`` counts in-place writes.
+    """
+    __slots__ = ("buf", "nbytes", "gen", "owner", "block", "offset", "views", "version",
+                 "__weakref__")
+
+    def __init__(self, buf, nbytes, gen, owner, block=None, offset=0):
+        self.buf = buf
+        self.nbytes = nbytes
+        self.gen = gen
+        self.owner = owner
+        self.block = block
+        self.offset = offset
+        self.views = weakref.WeakSet() if gen is PERSISTENT else None
+        self.version = 0      # bumped by in-place writes; autograd checks saved tensors against it
+
+    @property
+    def persistent(self):
+        return self.views is not None
+
+    def release(self):
+        """Free the bytes now; every tensor viewing them becomes stale."""
+        if not self.gen.alive:
+            return
+        self.owner.give_back(self)
+        self.gen = Generation(self.gen.step, how="release()")
+        self.gen.alive = False
+        self.buf = None
+
+    def __del__(self):
+        # NOTE: the last reference (Python or graph) to a temporary is gone: its
+        # bytes go back to the arena's free list so the step can reuse them.
+        gen = self.gen
+        if gen is not None and gen.alive:
+            self.owner.give_back(self)

@@ -1,0 +1,116 @@
+"""Allocating op outputs and checking op inputs: the ground floor every op stands on."""
+import math
+from numbers import Number
+
+import numpy as np
+
+from .. import dtypes as D
+from ..context import default_context
+from ..errors import NcError
+from ..tensor import Tensor
+
+
+def kernels():
+    """The default context's kernel namespace, with its thread count applied."""
+    ctx = default_context()
+    ctx.apply_threads()
+    return ctx.kernels
+
+
+def empty(shape, dtype, persistent=False):
+    """A new uninitialised tensor: temporary, or persistent inside ``persistent()``."""
+    n = 1
+    for s in shape:
+        n *= s
+    nbytes = n * dtype.itemsize
+    st = default_context().alloc(nbytes, persistent)
+    a = st.buf[:nbytes].view(dtype.np).reshape(shape)
+    return Tensor._make(a, st)
+
+
+def empty_like_array(a, dtype=None):
+    """A new temporary tensor with the shape of array ``a``."""
+    return empty(a.shape, dtype or D.from_numpy_dtype(a.dtype))
+
+
+def view_of(t, array):
+    """A tensor sharing ``t``'s storage, seeing ``array`` (a numpy view of t's data)."""
+    return Tensor._make(array, t._s)
+
+
+def stale(t, op):
+    """The NcError for reading a tensor whose memory was freed."""
+    g = t._s.gen
+    if g.how == "release()":
+        why = "it was freed by release()"
+    else:
+        why = f"it was a temporary of step {g.step} and was freed by that step's step_end()"
+    return NcError(
+        f"{op}: this tensor (shape {tuple(t._a.shape)}, {t.dtype}) can no longer be used: {why}. "
+        f"Take values out before step_end() (.item(), .tolist(), .numpy()), or create it inside "
+        f"`with newch.persistent():` to keep it across steps.")
+
+
+def data(t, op):
+    """``t``'s numpy array after checking it is still alive."""
+    if not t._s.gen.alive:
+        raise stale(t, op)
+    return t._a
+
+
+def check_tensor(op, t, name="input"):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    return t
+
+
+def is_scalar(x):
+    return isinstance(x, (Number, np.number, np.bool_)) and not isinstance(x, Tensor)
+
+
+def norm_dim(op, dim, ndim):
+    """Turn a possibly negative ``dim`` into 0..ndim-1, or IndexError naming the range."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dims "
+                         f"(expected {-n} to {n - 1})")
+    return int(dim) % n
+
+
+def norm_dims(op, dim, ndim):
+    """A sorted tuple of distinct normalised dims from an int, a sequence or None (all)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        out = tuple(sorted(norm_dim(op, d, ndim) for d in dim))
+        if len(set(out)) != len(out):
+            raise ValueError(f"{op}: dim {tuple(dim)} names a dim more than once")
+        return out if ndim else ()
+    return (norm_dim(op, dim, ndim),) if ndim else ()
+
+
+def norm_shape(op, shape):
+    """Accept f(2, 3), f((2, 3)), f([2, 3]) or f(Size) and return a tuple of ints >= 0."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = []
+    for s in shape:
+        if isinstance(s, Tensor) and s.numel() == 1:
+            s = s.item()
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"{op}: sizes must be ints, got {type(s).__name__} in {tuple(shape)}")
+        if s < 0:
+            raise ValueError(f"{op}: negative size {s} in shape {tuple(shape)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def numel(shape):
+    return math.prod(shape)
+
+
+def need_float(op, t):
+    if not t.dtype.is_floating_point:
+        raise TypeError(f"{op}: expected a floating point tensor, got {t.dtype}")

@@ -1,0 +1,273 @@
+"""Binary arithmetic, comparison and logical ops, each with its backward beside it."""
+import numpy as np
+
+from .. import dtypes as D
+from ..kernels import codes as C
+from ..tensor import Tensor
+from .pointwise import binary, operand_dtype
+from .record import needs_grad, record, sum_to
+
+
+def _shape(x):
+    return x.shape if isinstance(x, Tensor) else ()
+
+
+def _float_dtype(op, a, b):
+    dt = operand_dtype(op, a, b)
+    return dt if dt.is_floating_point else D.get_default_dtype()
+
+
+def add(input, other, *, alpha=1):
+    """input + alpha * other, with broadcasting and type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    out = binary("add", C.ADD, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        record(out, "AddBackward0", (input, other), lambda g: (sum_to(g, sa), sum_to(g, sb)))
+    return out
+
+
+def sub(input, other, *, alpha=1):
+    """input - alpha * other."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    _no_bool_sub("sub", input, other)
+    out = binary("sub", C.SUB, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        record(out, "SubBackward0", (input, other), lambda g: (sum_to(g, sa), sum_to(-g, sb)))
+    return out
+
+
+def _no_bool_sub(op, a, b):
+    if operand_dtype(op, a, b) is D.bool_:
+        raise TypeError(f"{op}: subtraction of bool tensors is not supported; "
+                        f"use logical_xor or ~ instead")
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (``2 - x``)."""
+    if isinstance(other, Tensor) or alpha != 1:
+        return sub(other, input, alpha=alpha)
+    _no_bool_sub("rsub", input, other)
+    out = binary("rsub", C.RSUB, input, other)
+    if needs_grad(input):
+        record(out, "RsubBackward1", (input,), lambda g: (-g,))
+    return out
+
+
+def mul(input, other):
+    """input * other elementwise."""
+    out = binary("mul", C.MUL, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        ga, gb = _wants(input), _wants(other)
+        record(out, "MulBackward0", (input, other),
+               lambda g: (sum_to(mul(g, other), sa) if ga else None,
+                          sum_to(mul(g, input), sb) if gb else None),
+               saved=[x for x, w in ((other, ga), (input, gb)) if w and isinstance(x, Tensor)])
+    return out
+
+
+def _wants(x):
+    return isinstance(x, Tensor) and x._rg
+
+
+def div(input, other, *, rounding_mode=None):
+    """input / other; ``rounding_mode`` None (true division), "trunc" or "floor"."""
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        q = div(input, other)
+        from .unary import trunc
+        r = trunc(q)
+        dt = operand_dtype("div", input, other)
+        return r if dt.is_floating_point else r.to(dt)
+    if rounding_mode is not None:
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    dt = _float_dtype("div", input, other)
+    out = binary("div", C.DIV, input, other, compute_dtype=dt)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        ga, gb = _wants(input), _wants(other)
+
+        def backward(g):
+            gi = div(g, other)
+            return (sum_to(gi, sa) if ga else None,
+                    sum_to(-mul(gi, out), sb) if gb else None)
+        record(out, "DivBackward0", (input, other), backward,
+               saved=[other] + ([out] if gb else []) if isinstance(other, Tensor) else [])
+    return out
+
+
+true_divide = divide = div
+
+
+def rdiv(input, other):
+    """other / input (``2 / x``)."""
+    if isinstance(other, Tensor):
+        return div(other, input)
+    out = binary("div", C.RDIV, input, other, compute_dtype=_float_dtype("div", input, other))
+    if needs_grad(input):
+        record(out, "DivBackward0", (input,), lambda g: (-div(mul(g, out), input),),
+               saved=[input, out])
+    return out
+
+
+def floor_divide(input, other):
+    """Floor of input / other (not differentiable)."""
+    dt = operand_dtype("floor_divide", input, other)
+    if dt is D.bool_:
+        raise TypeError("floor_divide: not supported for bool tensors")
+    return binary("floor_divide", C.FLOOR_DIVIDE, input, other)
+
+
+def rfloordiv(input, other):
+    return floor_divide(other, input)
+
+
+def remainder(input, other):
+    """Python-style modulus: the result has the sign of ``other``."""
+    out = binary("remainder", C.REMAINDER, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        record(out, "RemainderBackward0", (input, other),
+               lambda g: (sum_to(g, sa), sum_to(-mul(g, floor_divide(input, other)), sb)),
+               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+    return out
+
+
+def rmod(input, other):
+    return remainder(other, input)
+
+
+def fmod(input, other):
+    """C-style modulus: the result has the sign of ``input``."""
+    out = binary("fmod", C.FMOD, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+        record(out, "FmodBackward0", (input, other),
+               lambda g: (sum_to(g, sa), sum_to(-mul(g, div(input, other, rounding_mode="trunc")), sb)),
+               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+    return out
+
+
+def pow(input, exponent):
+    """input ** exponent elementwise."""
+    out = binary("pow", C.POW, input, exponent)
+    if needs_grad(input, exponent):
+        sa, sb = _shape(input), _shape(exponent)
+        ga, gb = _wants(input), _wants(exponent)
+
+        def backward(g):
+            from .unary import log
+            from .select import where
+            da = db = None
+            if ga:
+                if isinstance(exponent, Tensor):
+                    da = sum_to(mul(mul(g, exponent), pow(input, sub(exponent, 1))), sa)
+                else:
+                    da = mul(g, 0.0) if exponent == 0 else mul(mul(g, exponent), pow(input, exponent - 1))
+            if gb:
+                zero = logical_and(eq(input, 0), ge(exponent, 0))
+                db = sum_to(mul(g, where(zero, 0.0, mul(out, log(input)))), sb)
+            return da, db
+        record(out, "PowBackward0", (input, exponent), backward,
+               saved=[x for x in (input, exponent) if isinstance(x, Tensor)] + ([out] if gb else []))
+    return out
+
+
+def rpow(input, other):
+    """other ** input (``2 ** x``)."""
+    if isinstance(other, Tensor):
+        return pow(other, input)
+    out = binary("pow", C.RPOW, input, other)
+    if needs_grad(input):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_base = float(np.log(np.float64(other)))
+        record(out, "PowBackward1", (input,), lambda g: (mul(mul(g, out), log_base),), saved=[out])
+    return out
+
+
+def _minmax(op, code, name, input, other):
+    out = binary(op, code, input, other)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+
+        def backward(g):
+            from .select import where
+            half = where(eq(input, other), mul(g, 0.5), g)
+            mine = gt(input, other) if code == C.MAXIMUM else lt(input, other)
+            theirs = lt(input, other) if code == C.MAXIMUM else gt(input, other)
+            return (sum_to(where(theirs, 0.0, half), sa), sum_to(where(mine, 0.0, half), sb))
+        record(out, name, (input, other), backward,
+               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+    return out
+
+
+def maximum(input, other):
+    """Elementwise maximum (NaN propagates); ties split the gradient in half."""
+    return _minmax("maximum", C.MAXIMUM, "MaximumBackward0", input, other)
+
+
+def minimum(input, other):
+    """Elementwise minimum (NaN propagates); ties split the gradient in half."""
+    return _minmax("minimum", C.MINIMUM, "MinimumBackward0", input, other)
+
+
+def atan2(input, other):
+    """Elementwise arctangent of input / other, using the signs of both for the quadrant."""
+    dt = _float_dtype("atan2", input, other)
+    out = binary("atan2", C.ATAN2, input, other, compute_dtype=dt)
+    if needs_grad(input, other):
+        sa, sb = _shape(input), _shape(other)
+
+        def backward(g):
+            den = add(mul(input, input), mul(other, other))
+            return (sum_to(div(mul(g, other), den), sa), sum_to(div(mul(-g, input), den), sb))
+        record(out, "Atan2Backward0", (input, other), backward,
+               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+    return out
+
+
+def _compare(op, code):
+    def compare(input, other):
+        dt = operand_dtype(op, input, other)
+        return binary(op, code, input, other, out_dtype=D.bool_, compute_dtype=dt)
+    compare.__name__ = op
+    compare.__doc__ = f"Elementwise ``{op}`` comparison; a bool tensor."
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_compare(n, c) for n, c in (
+    ("eq", C.EQ), ("ne", C.NE), ("lt", C.LT), ("le", C.LE), ("gt", C.GT), ("ge", C.GE)))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _logical(op, code):
+    def logical(input, other):
+        dt = operand_dtype(op, input, other)
+        return binary(op, code, input, other, out_dtype=D.bool_, compute_dtype=dt)
+    logical.__name__ = op
+    logical.__doc__ = f"Elementwise ``{op}`` of the operands' truth values; a bool tensor."
+    return logical
+
+
+logical_and, logical_or, logical_xor = (_logical(n, c) for n, c in (
+    ("logical_and", C.LOGICAL_AND), ("logical_or", C.LOGICAL_OR), ("logical_xor", C.LOGICAL_XOR)))
+
+
+def _bitwise(op, code):
+    def bitwise(input, other):
+        dt = operand_dtype(op, input, other)
+        if dt.is_floating_point:
+            raise TypeError(f"{op}: expected integer or bool tensors, got {dt}")
+        return binary(op, code, input, other)
+    bitwise.__name__ = op
+    bitwise.__doc__ = f"Elementwise ``{op}`` of integer or bool tensors."
+    return bitwise
+
+
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n, c) for n, c in (
+    ("bitwise_and", C.BITWISE_AND), ("bitwise_or", C.BITWISE_OR), ("bitwise_xor", C.BITWISE_XOR)))

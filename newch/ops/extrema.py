@@ -1,0 +1,171 @@
+"""max/min (with indices), argmax/argmin, amax/amin, logsumexp, all/any."""
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.graph import no_grad
+from ..kernels import codes as C
+from .alloc import data, empty, kernels, norm_dim, norm_dims
+from .arith import div, eq, mul, sub
+from .reduce import _expand_back, _out_shape, reduce
+from .record import needs_grad, record
+
+MaxMin = namedtuple("MaxMin", ["values", "indices"])
+# NOTE: torch returns a named tuple ``torch.return_types.max``; values/indices and
+# tuple unpacking are what scripts use, and this namedtuple gives both.
+
+
+def _arg_reduce(op, code, x, dim, keepdim):
+    a = data(x, op)
+    if a.ndim == 0:
+        a = a.reshape(1)
+        dim = 0
+    if a.shape[dim] == 0:
+        raise IndexError(f"{op}: cannot reduce over an empty dim {dim} (size 0) of shape "
+                         f"{tuple(a.shape)}")
+    o = int(np.prod(a.shape[:dim]))
+    i = int(np.prod(a.shape[dim + 1:]))
+    shape = _out_shape(x.shape, (dim,), keepdim) if x.ndim else ()
+    vals = empty(shape, x.dtype)
+    idx = empty(shape, D.int64)
+    v = a.reshape(o, a.shape[dim], i) if a.flags.c_contiguous else _strided3(a, dim)
+    kernels().argreduce_3d(code, v, vals._a.reshape(o, i), idx._a.reshape(o, i))
+    return vals, idx
+
+
+def _strided3(a, dim):
+    moved = np.moveaxis(a, dim, -1)
+    o = int(np.prod(moved.shape[:-1]))
+    try:
+        return moved.reshape((o, a.shape[dim], 1), copy=False)
+    except (ValueError, TypeError):
+        from .pointwise import copy_into
+        tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
+        copy_into(moved, tmp._a)
+        return tmp._a.reshape(o, a.shape[dim], 1)
+
+
+def _extreme(op, code, argcode, input, dim, keepdim):
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(f"{op}: the tensor is empty; specify dim to reduce over")
+        out = reduce(op, code, input, tuple(range(input.ndim)), False, input.dtype)
+        if needs_grad(input):
+            record(out, f"{op.capitalize()}Backward1", (input,),
+                   lambda g: (_spread(g, input, out, tuple(range(input.ndim)), False),),
+                   saved=[input, out])
+        return out
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op}: dim must be an int; use amax/amin for several dims")
+    d = norm_dim(op, dim, input.ndim)
+    vals, idx = _arg_reduce(op, argcode, input, d, keepdim)
+    if needs_grad(input):
+        shape = input.shape
+
+        def backward(g):
+            from .indexing import scatter_add_zeros
+            return (scatter_add_zeros(shape, d, idx if keepdim or not input.ndim else idx.unsqueeze(d),
+                                      g if keepdim or not input.ndim else g.unsqueeze(d)),)
+        record(vals, f"{op.capitalize()}Backward0", (input,), backward)
+    return MaxMin(vals, idx)
+
+
+def _spread(g, x, out, dims, keepdim):
+    """Gradient of amax/amin/max(all): shared evenly among the tied extreme elements."""
+    gg = _expand_back(g, x.shape, dims, keepdim)
+    oo = _expand_back(out, x.shape, dims, keepdim)
+    mask = eq(x, oo).to(g.dtype)
+    count = mask.sum(dims, keepdim=True)
+    return mul(mask, div(gg, count))
+
+
+def max(input, dim=None, keepdim=False):
+    """The largest element; with ``dim``, (values, indices) along it; with a tensor, maximum."""
+    if isinstance(dim, type(input)):
+        from .arith import maximum
+        return maximum(input, dim)
+    return _extreme("max", C.MAX, C.ARGMAX, input, dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):
+    """The smallest element; with ``dim``, (values, indices) along it; with a tensor, minimum."""
+    if isinstance(dim, type(input)):
+        from .arith import minimum
+        return minimum(input, dim)
+    return _extreme("min", C.MIN, C.ARGMIN, input, dim, keepdim)
+
+
+def _amm(op, code, input, dim, keepdim):
+    dims = norm_dims(op, dim if dim != () else None, input.ndim)
+    if any(input.shape[d] == 0 for d in dims) or (input.numel() == 0 and not dims):
+        raise IndexError(f"{op}: cannot reduce over an empty dim of shape {tuple(input.shape)}")
+    out = reduce(op, code, input, dims, keepdim, input.dtype)
+    if needs_grad(input):
+        record(out, f"{op.capitalize()}Backward0", (input,),
+               lambda g: (_spread(g, input, out, dims, keepdim),), saved=[input, out])
+    return out
+
+
+def amax(input, dim=(), keepdim=False):
+    """Maximum over ``dim`` (int or tuple; all dims by default); ties share the gradient."""
+    return _amm("amax", C.MAX, input, dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Minimum over ``dim`` (int or tuple; all dims by default); ties share the gradient."""
+    return _amm("amin", C.MIN, input, dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (of the flattened tensor when ``dim`` is None)."""
+    return _argx("argmax", C.ARGMAX, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
+    return _argx("argmin", C.ARGMIN, input, dim, keepdim)
+
+
+def _argx(op, code, input, dim, keepdim):
+    if dim is None:
+        if input.numel() == 0:
+            raise IndexError(f"{op}: the tensor is empty")
+        flat = input.reshape(-1)
+        _, idx = _arg_reduce(op, code, flat, 0, False)
+        return idx.reshape((1,) * input.ndim) if keepdim else idx
+    return _arg_reduce(op, code, input, norm_dim(op, dim, input.ndim), keepdim)[1]
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed without overflow."""
+    dims = norm_dims("logsumexp", dim, input.ndim)
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    with no_grad():
+        m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
+        if m is None:
+            from .creation import full
+            return full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
+        from .select import where
+        m = where(m.isinf(), 0.0, m)
+        s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
+        from .unary import log
+        out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
+    if needs_grad(input):
+        def backward(g):
+            from .unary import exp
+            gg = _expand_back(g, x.shape, dims, keepdim)
+            oo = _expand_back(out, x.shape, dims, keepdim)
+            return (mul(gg, exp(sub(x, oo))),)
+        record(out, "LogsumexpBackward0", (input,), backward, saved=[x, out])
+    return out
+
+
+def all(input, dim=None, keepdim=False):
+    """True where every element (over ``dim``) is nonzero."""
+    return reduce("all", C.ALL, input, norm_dims("all", dim, input.ndim), keepdim, D.bool_)
+
+
+def any(input, dim=None, keepdim=False):
+    """True where some element (over ``dim``) is nonzero."""
+    return reduce("any", C.ANY, input, norm_dims("any", dim, input.ndim), keepdim, D.bool_)

@@ -1,0 +1,72 @@
+"""Broadcasting and the canonical 4-D views the "nd" kernels take.
+
+Kernels see at most 4 dims: adjacent dims that every operand walks
+contiguously are merged, size-1 dims dropped, and the rest padded to 4 with
+leading size-1 dims. More than 4 merged dims (rare) are handled by looping
+over the leading ones here.
+"""
+import itertools
+
+from numpy.lib.stride_tricks import as_strided
+
+
+def broadcast_shapes(op, *shapes):
+    """The broadcast shape of ``shapes`` (PyTorch/numpy rules) or ValueError naming the dims."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s):
+            j = ndim - len(s) + i
+            if n != 1:
+                if out[j] not in (1, n):
+                    raise ValueError(
+                        f"{op}: shapes {' and '.join(str(tuple(x)) for x in shapes)} cannot be "
+                        f"broadcast: size {out[j]} vs {n} at dim {j - ndim}")
+                out[j] = n
+    return tuple(out)
+
+
+def expand_strides(a, shape):
+    """Strides (bytes) of array ``a`` broadcast to ``shape`` (0 on broadcast dims)."""
+    pad = len(shape) - a.ndim
+    st = [0] * pad + list(a.strides)
+    for i, n in enumerate(a.shape):
+        if n == 1 and shape[pad + i] != 1:
+            st[pad + i] = 0
+    return st
+
+
+def merged(shape, strides_list):
+    """Merge dims that every operand walks contiguously; drop size-1 dims."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return [1], [[0] for _ in strides_list]
+    shp = [shape[dims[0]]]
+    sts = [[s[dims[0]]] for s in strides_list]
+    for i in dims[1:]:
+        n = shape[i]
+        if all(st[-1] == s[i] * n for st, s in zip(sts, strides_list)):
+            shp[-1] *= n
+            for st, s in zip(sts, strides_list):
+                st[-1] = s[i]
+        else:
+            shp.append(n)
+            for st, s in zip(sts, strides_list):
+                st.append(s[i])
+    return shp, sts
+
+
+def nd_views(shape, arrays):
+    """Yield tuples of 4-D views of ``arrays`` (each broadcast to ``shape``), covering it.
+
+    Usually one tuple; several when more than 4 dims remain after merging.
+    """
+    strides = [expand_strides(a, shape) for a in arrays]
+    shp, sts = merged(shape, strides)
+    if len(shp) <= 4:
+        pad = 4 - len(shp)
+        yield tuple(as_strided(a, [1] * pad + shp, [0] * pad + st) for a, st in zip(arrays, sts))
+        return
+    full = [as_strided(a, shp, st) for a, st in zip(arrays, sts)]
+    for idx in itertools.product(*(range(n) for n in shp[:-4])):
+        yield tuple(f[idx] for f in full)

@@ -1,0 +1,121 @@
+"""Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
+from .. import dtypes as D
+from ..tensor import Tensor
+from .alloc import data, empty, kernels
+from .layout import broadcast_shapes
+from .record import needs_grad, record, sum_to
+
+
+def _check(op, a, b):
+    for name, t in (("input", a), ("other", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if a.dtype is not b.dtype:
+        raise TypeError(f"{op}: expected both tensors to have the same dtype, got {a.dtype} and {b.dtype}")
+    if a.dtype not in (D.float32, D.float64):
+        raise TypeError(f"{op}: only float32 and float64 are supported, got {a.dtype}")
+
+
+def _gemm(A, B, dtype):
+    """A new (M, N) tensor A @ B for 2-D arrays A, B of any strides."""
+    m, k = A.shape
+    n = B.shape[1]
+    out = empty((m, n), dtype)
+    K = kernels()
+    scratch = empty((K.gemm_scratch(m, n, k),), dtype)
+    K.gemm(A, B, out._a, scratch._a)
+    return out
+
+
+def _bgemm(A, B, batch, dtype):
+    """A new (*batch, M, N) tensor for 3-D-viewable A (bs, M, K) and B (bs, K, N)."""
+    bs, m, k = A.shape
+    n = B.shape[2]
+    out = empty((bs, m, n), dtype)
+    K = kernels()
+    scratch = empty((K.bgemm_scratch(bs, m, n, k),), dtype)
+    K.bgemm(A, B, out._a, scratch._a)
+    return out.reshape(tuple(batch) + (m, n))
+
+
+def mm(input, mat2):
+    """Product of two matrices: (n, m) @ (m, p) -> (n, p)."""
+    _check("mm", input, mat2)
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"mm: expected 2-D tensors, got shapes {tuple(input.shape)} and "
+                         f"{tuple(mat2.shape)}")
+    return matmul(input, mat2, _op="mm")
+
+
+def bmm(input, mat2):
+    """Batched product: (b, n, m) @ (b, m, p) -> (b, n, p)."""
+    _check("bmm", input, mat2)
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: expected 3-D tensors with equal batch size, got shapes "
+                         f"{tuple(input.shape)} and {tuple(mat2.shape)}")
+    return matmul(input, mat2, _op="bmm")
+
+
+def matmul(input, other, *, _op="matmul"):
+    """Matrix product with numpy/PyTorch rules: 1-D operands are promoted, batch dims broadcast."""
+    _check(_op, input, other)
+    a, b = data(input, _op), data(other, _op)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"{_op}: both arguments need at least 1 dim, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    A = a.reshape(1, -1) if a.ndim == 1 else a
+    B = b.reshape(-1, 1) if b.ndim == 1 else b
+    if A.shape[-1] != B.shape[-2]:
+        raise ValueError(f"{_op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be "
+                         f"multiplied ({A.shape[-1]} != {B.shape[-2]})")
+    if A.ndim == 2 and B.ndim == 2:
+        out = _gemm(A, B, input.dtype)
+    else:
+        batch = broadcast_shapes(_op, A.shape[:-2], B.shape[:-2])
+        A3 = _batch_view(A, batch)
+        B3 = _batch_view(B, batch)
+        out = _bgemm(A3, B3, batch, input.dtype)
+    shape = tuple(out.shape)
+    if a.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if b.ndim == 1:
+        shape = shape[:-1]
+    if shape != tuple(out.shape):
+        out = out.reshape(shape)
+    if needs_grad(input, other):
+        _record_matmul(out, input, other)
+    return out
+
+
+def _batch_view(X, batch):
+    """X broadcast to ``batch`` leading dims and viewed as (prod(batch), r, c)."""
+    import numpy as np
+    full = np.broadcast_to(X, tuple(batch) + X.shape[-2:])
+    bs = int(np.prod(batch)) if batch else 1
+    try:
+        return full.reshape((bs,) + X.shape[-2:], copy=False)
+    except (ValueError, TypeError):
+        from .pointwise import copy_into
+        tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
+        copy_into(full, tmp._a)
+        return tmp._a.reshape((bs,) + X.shape[-2:])
+
+
+def _record_matmul(out, input, other):
+    sa, sb = input.shape, other.shape
+    ga, gb = input._rg, other._rg
+
+    def backward(g):
+        a = input.unsqueeze(0) if input.ndim == 1 else input
+        b = other.unsqueeze(-1) if other.ndim == 1 else other
+        gg = g
+        if input.ndim == 1:
+            gg = gg.unsqueeze(-2)
+        if other.ndim == 1:
+            gg = gg.unsqueeze(-1)
+        da = sum_to(matmul(gg, b.transpose(-1, -2)), a.shape).reshape(sa) if ga else None
+        db = sum_to(matmul(a.transpose(-1, -2), gg), b.shape).reshape(sb) if gb else None
+        return da, db
+    record(out, "MmBackward0" if input.ndim == 2 and other.ndim == 2 else "MatmulBackward0",
+           (input, other), backward, saved=[x for x, w in ((other, ga), (input, gb)) if w])
+

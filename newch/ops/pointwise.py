@@ -1,0 +1,115 @@
+"""Launching elementwise kernels: dtype casts, scalar operands, flat and broadcast paths."""
+import numpy as np
+
+from .. import dtypes as D
+from ..tensor import Tensor
+from .alloc import data, empty, is_scalar, kernels
+from .layout import broadcast_shapes, nd_views
+from ..kernels import codes as C
+
+# ops whose scalar-on-the-left form is the same op, or another code, with operands swapped
+_SWAPPED = {C.ADD: C.ADD, C.MUL: C.MUL, C.MAXIMUM: C.MAXIMUM, C.MINIMUM: C.MINIMUM,
+            C.EQ: C.EQ, C.NE: C.NE, C.LT: C.GT, C.GT: C.LT, C.LE: C.GE, C.GE: C.LE,
+            C.LOGICAL_AND: C.LOGICAL_AND, C.LOGICAL_OR: C.LOGICAL_OR, C.LOGICAL_XOR: C.LOGICAL_XOR,
+            C.BITWISE_AND: C.BITWISE_AND, C.BITWISE_OR: C.BITWISE_OR, C.BITWISE_XOR: C.BITWISE_XOR,
+            C.SUB: C.RSUB, C.DIV: C.RDIV, C.POW: C.RPOW, C.RSUB: C.SUB, C.RDIV: C.DIV, C.RPOW: C.POW}
+
+
+def operand_dtype(op, a, b):
+    """The promoted dtype of a binary op's operands (tensors and/or Python scalars)."""
+    dimmed, zerodim, scalars = [], [], []
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            (dimmed if x._a.ndim else zerodim).append(x.dtype)
+        elif is_scalar(x):
+            scalars.append(x)
+        else:
+            raise TypeError(f"{op}: expected Tensor or number operands, got {type(x).__name__}")
+    if not dimmed and not zerodim:
+        raise TypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    return D.result_type(dimmed, zerodim, scalars)
+
+
+def cast(t, dtype, op="to"):
+    """``t`` converted to ``dtype`` (a new temporary), or ``t`` itself if it already is."""
+    a = data(t, op)
+    if a.dtype == dtype.np:
+        return t
+    out = empty(a.shape, dtype)
+    copy_into(a, out._a)
+    return out
+
+
+def copy_into(src, dst):
+    """Copy array ``src`` (broadcastable) into array ``dst`` (any strides), converting dtype."""
+    if dst.size == 0:
+        return
+    for s, d in nd_views(dst.shape, [src, dst]):
+        kernels().copy_nd(s, d)
+
+
+def as_array(x, dtype, op):
+    """(array or numpy scalar, keep-alive) of operand ``x`` in ``dtype``."""
+    if isinstance(x, Tensor):
+        t = cast(x, dtype, op)
+        a = t._a
+        if a.ndim == 0:
+            return dtype.np.type(a[()]), t
+        return a, t
+    if dtype is D.bool_:
+        return np.bool_(x), None
+    if not dtype.is_floating_point and isinstance(x, float):
+        return dtype.np.type(int(x)), None
+    return dtype.np.type(x), None
+
+
+def launch_unary(code, xa, out):
+    """out = code(xa) elementwise; ``out`` a fresh C-contiguous array of xa's shape."""
+    if out.size == 0:
+        return
+    K = kernels()
+    if xa.flags.c_contiguous:
+        K.unary(code, xa.reshape(-1), out.reshape(-1))
+    else:
+        for xv, ov in nd_views(out.shape, [xa, out]):
+            K.unary_nd(code, xv, ov)
+
+
+def launch_binary(code, A, B, out):
+    """out = code(A, B) with broadcasting; A/B arrays or numpy scalars, out C-contiguous."""
+    if out.size == 0:
+        return
+    if out.ndim == 0:
+        out = out.reshape(1)
+    K = kernels()
+    sa, sb = not isinstance(A, np.ndarray), not isinstance(B, np.ndarray)
+    if sa and sb:
+        A = np.full((1,), A)
+        sa = False
+    if sb and A.flags.c_contiguous and A.shape == out.shape:
+        K.binary_scalar(code, A.reshape(-1), B, out.reshape(-1))
+        return
+    if sa and code in _SWAPPED and B.flags.c_contiguous and B.shape == out.shape:
+        K.binary_scalar(_SWAPPED[code], B.reshape(-1), A, out.reshape(-1))
+        return
+    if sa:
+        A = np.full((1,), A)
+    if sb:
+        B = np.full((1,), B)
+    if A.shape == B.shape == out.shape and A.flags.c_contiguous and B.flags.c_contiguous:
+        K.binary(code, A.reshape(-1), B.reshape(-1), out.reshape(-1))
+        return
+    for av, bv, ov in nd_views(out.shape, [A, B, out]):
+        K.binary_nd(code, av, bv, ov)
+
+
+def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
+    """A new tensor ``code(a, b)``: promote, broadcast, launch. Returns (out, compute dtype)."""
+    dt = compute_dtype or operand_dtype(op, a, b)
+    A, ka = as_array(a, dt, op)
+    B, kb = as_array(b, dt, op)
+    shape = broadcast_shapes(op, getattr(A, "shape", ()), getattr(B, "shape", ()))
+    out = empty(shape, out_dtype or dt)
+    launch_binary(code, A, B, out._a)
+    return out

@@ -1,0 +1,63 @@
+"""How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
+import weakref
+
+from ..autograd.graph import Accumulate, Node, is_grad_enabled
+from ..tensor import Tensor
+
+
+def needs_grad(*xs):
+    """True when grad mode is on and any of ``xs`` is a tensor that requires grad."""
+    if not is_grad_enabled():
+        return False
+    for x in xs:
+        if isinstance(x, Tensor) and x._rg:
+            return True
+    return False
+
+
+def edge(t):
+    """Where gradient for input ``t`` flows: its node, its leaf accumulator, or None."""
+    if not (isinstance(t, Tensor) and t._rg):
+        return None
+    if t._node is not None:
+        return t._node
+    acc = t._acc() if t._acc is not None else None
+    if acc is None:
+        acc = Accumulate(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def record(out, name, inputs, backward, saved=()):
+    """Make ``out`` (a tensor or tuple of tensors) the result of node ``name``.
+
+    ``backward(grad_out)`` returns one gradient (or None) per entry of ``inputs``.
+    ``saved`` are the tensors the closure captured: autograd checks at backward
+    that none was modified in place since.
+    """
+    node = Node(name, backward, tuple(edge(x) for x in inputs),
+                tuple((s._s, s._s.version) for s in saved))
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        o._node = node
+        o._rg = True
+    return out
+
+
+def sum_to(g, shape):
+    """Sum gradient ``g`` down to ``shape`` (undo broadcasting)."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    from .reduce import sum as _sum
+    lead = g.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1]
+    r = _sum(g, dims, keepdim=True) if dims else g
+    return r.reshape(shape)
+
+
+def check_inplace(op, t):
+    """Refuse in-place changes autograd cannot follow, as PyTorch does."""
+    if is_grad_enabled() and t._rg and t._node is None:
+        raise RuntimeError(f"{op}: a leaf tensor that requires grad is being used in an in-place "
+                           f"operation; wrap it in `with newch.no_grad():` or use the out-of-place op")

@@ -1,0 +1,195 @@
+"""Reductions (sum, mean, var, max, argmax, logsumexp, ...) over all or given dims."""
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from ..kernels import codes as C
+from ..tensor import Tensor
+from ..autograd.graph import no_grad
+from .alloc import data, empty, kernels, norm_dims
+from .arith import div, mul, sub
+from .pointwise import copy_into, launch_binary
+from .record import needs_grad, record
+
+
+def _three_d(a, dims):
+    """View ``a`` as (O, R, I) with ``dims`` (contiguous run) in R, or None if not possible."""
+    if not dims:
+        return a.reshape((1, 1, a.size)) if a.flags.c_contiguous else None
+    lo, hi = dims[0], dims[-1] + 1
+    if list(dims) != list(range(lo, hi)):
+        return None
+    o = math.prod(a.shape[:lo])
+    r = math.prod(a.shape[lo:hi])
+    i = math.prod(a.shape[hi:])
+    try:
+        return a.reshape((o, r, i), copy=False)
+    except (ValueError, TypeError):
+        return None
+
+
+def _moved(a, dims):
+    """``a`` with ``dims`` moved to the end, as an (O, R, 1) array (copied if needed)."""
+    keep = [d for d in range(a.ndim) if d not in dims]
+    p = np.transpose(a, keep + list(dims))
+    o = math.prod(p.shape[:len(keep)])
+    r = math.prod(p.shape[len(keep):])
+    if p.flags.c_contiguous:
+        return p.reshape(o, r, 1), None
+    tmp = empty(p.shape, D.from_numpy_dtype(a.dtype))
+    copy_into(p, tmp._a)
+    return tmp._a.reshape(o, r, 1), tmp
+
+
+def _out_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if i in dims else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in dims)
+
+
+def _acc_dtype(code, dt, dtype):
+    if dtype is not None:
+        return D.from_any(dtype)
+    if code in (C.ALL, C.ANY):
+        return D.bool_
+    if code in (C.SUM, C.PROD, C.NANSUM) and not dt.is_floating_point:
+        return D.int64
+    return dt
+
+
+def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
+    """Run reduction ``code`` of ``x`` over ``dims`` into a new tensor of ``out_dtype``."""
+    a = data(x, op)
+    shape = _out_shape(a.shape, dims, keepdim)
+    out = empty(shape, out_dtype)
+    K = kernels()
+    full = len(dims) == a.ndim
+    keep = None
+    if full and a.flags.c_contiguous and a.size > 0:
+        part_dt = np.float64 if a.dtype.kind == "f" else np.int64
+        parts = empty((K.reduce_blocks(a.size),), D.from_numpy_dtype(np.dtype(part_dt)))
+        c = np.array([center], np.float64) if center is not None else np.zeros(1)
+        K.reduce_all(code, a.reshape(-1), c, parts._a, out._a.reshape(1))
+        return out
+    v = _three_d(a, dims) if a.ndim else a.reshape(1, 1, 1)
+    if v is None:
+        v, keep = _moved(a, dims)
+    o, _, i = v.shape
+    if center is None:
+        cen = np.zeros((1, 1))
+    else:
+        cen = np.asarray(center._a if isinstance(center, Tensor) else center, np.float64)
+        cen = np.ascontiguousarray(np.broadcast_to(cen.reshape(-1) if cen.ndim else cen, (o * i,))).reshape(o, i)
+    K.reduce_3d(code, v, cen, out._a.reshape(o, i))
+    del keep
+    return out
+
+
+def _expand_back(g, shape, dims, keepdim):
+    """Reshape a reduced gradient so it broadcasts against the input's ``shape``."""
+    if not keepdim:
+        g = g.reshape(_out_shape(shape, dims, True))
+    return g
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over all elements, or over ``dim`` (int or tuple)."""
+    dims = norm_dims("sum", dim, input.ndim)
+    out = reduce("sum", C.SUM, input, dims, keepdim, _acc_dtype(C.SUM, input.dtype, dtype))
+    if needs_grad(input):
+        shape = input.shape
+        record(out, "SumBackward1" if dim is not None else "SumBackward0", (input,),
+               lambda g: (_expand_back(g, shape, dims, keepdim).expand(shape),))
+    return out
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero."""
+    dims = norm_dims("nansum", dim, input.ndim)
+    return reduce("nansum", C.NANSUM, input, dims, keepdim, _acc_dtype(C.SUM, input.dtype, dtype))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Arithmetic mean over all elements or ``dim``; float tensors only."""
+    dt = D.from_any(dtype) if dtype is not None else input.dtype
+    if not dt.is_floating_point:
+        raise TypeError(f"mean: expected a floating point tensor or dtype, got {dt}; "
+                        f"use .float() first or pass dtype=")
+    dims = norm_dims("mean", dim, input.ndim)
+    n = math.prod(input.shape[d] for d in dims)
+    out = _scale_inplace(reduce("mean", C.SUM, input, dims, keepdim, dt),
+                         1.0 / n if n else float("nan"))
+    if needs_grad(input):
+        shape = input.shape
+        record(out, "MeanBackward1" if dim is not None else "MeanBackward0", (input,),
+               lambda g: (div(_expand_back(g, shape, dims, keepdim).expand(shape), n),))
+    return out
+
+
+def _scale_inplace(t, factor):
+    launch_binary(C.MUL, t._a, t.dtype.np.type(factor), t._a)
+    return t
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """Variance over all elements or ``dim`` with Bessel's ``correction`` (1 by default)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"var: expected a floating point tensor, got {input.dtype}")
+    dims = norm_dims("var", dim, input.ndim)
+    n = math.prod(input.shape[d] for d in dims)
+    with no_grad():
+        m = mean(input, dims, keepdim=True)
+        out = reduce("var", C.SUMSQDEV, input, dims, keepdim, input.dtype, center=m)
+    _scale_inplace(out, 1.0 / max(n - correction, 0) if n - correction > 0 else float("nan"))
+    if needs_grad(input):
+        shape = input.shape
+        def backward(g):
+            gg = _expand_back(g, shape, dims, keepdim)
+            return (mul(mul(gg, sub(input, m)), 2.0 / (n - correction)),)
+        record(out, "VarBackward0", (input,), backward, saved=[input])
+    return out
+
+
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """Standard deviation: the square root of ``var``."""
+    from .unary import sqrt
+    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or over one ``dim``."""
+    if dim is not None and isinstance(dim, (tuple, list)):
+        raise TypeError("prod: dim must be a single int")
+    dims = norm_dims("prod", dim, input.ndim)
+    out = reduce("prod", C.PROD, input, dims, keepdim, _acc_dtype(C.PROD, input.dtype, dtype))
+    if needs_grad(input):
+        shape = input.shape
+        def backward(g):
+            # NOTE: out / x is exact except where x == 0; those need the product of the others.
+            gg = _expand_back(g, shape, dims, keepdim)
+            oo = _expand_back(out, shape, dims, keepdim)
+            from .select import where
+            zero = input == 0
+            if not bool(zero.any()):
+                return (mul(gg, div(oo, input)),)
+            others = _prod_without_each(input, dims)
+            return (mul(gg, where(zero, others, div(oo, where(zero, 1.0, input)))),)
+        record(out, "ProdBackward0", (input,), backward, saved=[input, out])
+    return out
+
+
+def _prod_without_each(x, dims):
+    """For each element, the product of the other elements along ``dims`` (slow, exact)."""
+    a = x.detach().numpy().astype(np.float64)
+    res = np.empty_like(a)
+    for idx in np.ndindex(a.shape):
+        sl = tuple(slice(None) if d in dims else idx[d] for d in range(a.ndim))
+        block = a[sl].copy()
+        pos = tuple(idx[d] for d in dims)
+        block[pos] = 1.0
+        res[idx] = block.prod()
+    from .creation import tensor
+    return tensor(res, dtype=x.dtype)

@@ -1,0 +1,165 @@
+"""Selecting and blending ops: where, clamp, masked_fill, lerp, addcmul, addcdiv."""
+from .. import dtypes as D
+from ..tensor import Tensor
+from .alloc import data, empty, is_scalar, kernels
+from .arith import add, div, mul, sub
+from .layout import broadcast_shapes, nd_views
+from .pointwise import as_array, operand_dtype
+from .record import needs_grad, record, sum_to
+
+
+def where(condition, input=None, other=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (scalars allowed)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype is not D.bool_:
+        condition = condition.to(D.bool_)
+    dt = operand_dtype("where", input, other)
+    A, ka = as_array(input, dt, "where")
+    B, kb = as_array(other, dt, "where")
+    cond = data(condition, "where")
+    shapes = [cond.shape] + [x.shape for x in (A, B) if hasattr(x, "shape")]
+    shape = broadcast_shapes("where", *shapes)
+    out = empty(shape, dt)
+    if out._a.size:
+        import numpy as np
+        A = A if hasattr(A, "shape") else np.full((1,), A)
+        B = B if hasattr(B, "shape") else np.full((1,), B)
+        o = out._a if out._a.ndim else out._a.reshape(1)
+        c = cond if cond.ndim else cond.reshape(1)
+        for cv, av, bv, ov in nd_views(o.shape, [c, A, B, o]):
+            kernels().where_nd(cv, av, bv, ov)
+    if needs_grad(input, other):
+        sa = input.shape if isinstance(input, Tensor) else ()
+        sb = other.shape if isinstance(other, Tensor) else ()
+        record(out, "WhereBackward0", (input, other),
+               lambda g: (sum_to(where(condition, g, 0.0), sa), sum_to(where(condition, 0.0, g), sb)),
+               saved=[condition])
+    return out
+
+
+def clamp(input, min=None, max=None):
+    """Limit values to [min, max] (either may be None; tensors broadcast)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    from .arith import maximum, minimum
+    from ..autograd.graph import no_grad
+    with no_grad():
+        out = input
+        if min is not None:
+            out = maximum(out, min) if isinstance(min, Tensor) else _clamp_scalar(out, min, "min")
+        if max is not None:
+            out = minimum(out, max) if isinstance(max, Tensor) else _clamp_scalar(out, max, "max")
+        if out is input:
+            out = input.clone()
+    if needs_grad(input, min, max):
+        def backward(g):
+            keep = (input >= min) if min is not None else None
+            if max is not None:
+                below = input <= max
+                keep = below if keep is None else keep & below
+            gi = where(keep, g, 0.0)
+            gmin = sum_to(where(input < min, g, 0.0), min.shape) if isinstance(min, Tensor) else None
+            gmax = sum_to(where(input > max, g, 0.0), max.shape) if isinstance(max, Tensor) else None
+            return gi, gmin, gmax
+        record(out, "ClampBackward1", (input, min, max), backward, saved=[input])
+    return out
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _clamp_scalar(x, value, which):
+    from ..kernels import codes as C
+    from .pointwise import binary
+    if not is_scalar(value):
+        raise TypeError(f"clamp: {which} must be a number or Tensor, got {type(value).__name__}")
+    return binary("clamp", C.MAXIMUM if which == "min" else C.MINIMUM, x, value,
+                  compute_dtype=operand_dtype("clamp", x, value))
+
+
+def masked_fill(input, mask, value):
+    """A copy of ``input`` with ``value`` where ``mask`` (broadcastable bool) is True."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill: value must be a 0-dim tensor or a number, got shape "
+                             f"{tuple(value.shape)}")
+        value = value.item()
+    out = input.clone()
+    from ..autograd.graph import no_grad
+    with no_grad():
+        masked_fill_(out, mask, value)
+    if needs_grad(input):
+        record(out, "MaskedFillBackward0", (input,), lambda g: (where(mask, 0.0, g),), saved=[mask])
+    return out
+
+
+def masked_fill_(input, mask, value):
+    """Set ``input`` to ``value`` where ``mask`` is True, in place; returns ``input``."""
+    from .record import check_inplace
+    check_inplace("masked_fill_", input)
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise TypeError(f"masked_fill_: mask must be a bool Tensor, got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if isinstance(value, Tensor):
+        value = value.item()
+    a = data(input, "masked_fill_")
+    m = data(mask, "masked_fill_")
+    broadcast_shapes("masked_fill_", a.shape, m.shape)
+    if a.size:
+        val, _ = as_array(value, input.dtype, "masked_fill_")
+        o = a if a.ndim else a.reshape(1)
+        mm = m if m.ndim else m.reshape(1)
+        for dv, mv in nd_views(o.shape, [o, mm]):
+            kernels().masked_fill_nd(dv, mv, val)
+    input._s.version += 1
+    return input
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input)."""
+    return add(input, mul(sub(end, input), weight))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2."""
+    return add(input, mul(div(tensor1, tensor2), value))
+
+
+def isnan(input):
+    """True where ``input`` is NaN."""
+    from .arith import ne
+    return ne(input, input)
+
+
+def isinf(input):
+    """True where ``input`` is +inf or -inf."""
+    from .arith import eq
+    from .unary import abs
+    if not input.dtype.is_floating_point:
+        from .creation import zeros
+        return zeros(tuple(input.shape), dtype=D.bool_)
+    return eq(abs(input), float("inf"))
+
+
+def isfinite(input):
+    """True where ``input`` is neither NaN nor infinite."""
+    from .arith import logical_or
+    from .unary import logical_not
+    return logical_not(logical_or(isnan(input), isinf(input)))

@@ -1,0 +1,266 @@
+"""The Tensor: a typed, shaped numpy view into a Storage, plus autograd bookkeeping.
+
+Every read of the data goes through ``ops.alloc.data`` (or ``_check``), which
+first checks the storage's generation: a temporary whose step has ended raises
+``NcError`` instead of exposing freed memory. Operations live in ``ops/`` and
+are bound as methods by ``newch.ops`` (``ops.bind_methods``) when it loads.
+"""
+import weakref
+
+import numpy as np
+
+from . import dtypes as D
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints like ``newch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"newch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """An n-dimensional array in newch memory (arena or persistent pool).
+
+    Create tensors with ``newch.tensor``, ``zeros``, ``randn``... rather than
+    this class. Temporaries die at ``step_end()``; persistent tensors live while
+    referenced. ``t.numpy()`` copies a temporary and views a persistent tensor.
+    """
+    __slots__ = ("_a", "_s", "_rg", "_grad", "_node", "_acc", "_retain", "__weakref__")
+    __hash__ = object.__hash__
+
+    @staticmethod
+    def _make(array, storage, requires_grad=False):
+        t = Tensor.__new__(Tensor)
+        t._a = array
+        t._s = storage
+        t._rg = requires_grad
+        t._grad = None
+        t._node = None
+        t._acc = None
+        t._retain = False
+        if storage.views is not None:
+            storage.views.add(t)
+        return t
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Tensor: create tensors with newch.tensor(data), newch.zeros(shape), "
+                        "newch.randn(shape), ...")
+
+    # -- metadata (no data read, valid even for a freed tensor) ----------------
+    @property
+    def shape(self):
+        return Size(self._a.shape)
+
+    @property
+    def dtype(self):
+        return D.from_numpy_dtype(self._a.dtype)
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def is_persistent(self):
+        """True for parameters, buffers and tensors made inside ``persistent()``."""
+        return self._s.views is not None
+
+    @property
+    def is_alive(self):
+        """False once the memory behind this tensor was freed (step_end() or release())."""
+        return self._s.gen.alive
+
+    def dim(self):
+        return self._a.ndim
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._a.shape)
+        from .ops.alloc import norm_dim
+        return self._a.shape[norm_dim("size", dim, self._a.ndim)]
+
+    def numel(self):
+        return self._a.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._a.itemsize
+
+    def __len__(self):
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._a.shape[0]
+
+    # -- autograd bookkeeping ------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records operations on this (leaf) tensor; returns self."""
+        if self._node is not None and not requires_grad:
+            raise RuntimeError("requires_grad_: you can only change requires_grad of leaf tensors; "
+                               "use .detach() to get a tensor that does not require grad")
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(f"requires_grad_: only floating point tensors can require "
+                               f"gradients, got {self.dtype}")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad: expected a Tensor or None, got {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise ValueError(f"grad: assigned grad of shape {tuple(value.shape)} to a tensor "
+                                 f"of shape {tuple(self.shape)}")
+        self._grad = value
+
+    def retain_grad(self):
+        """Keep ``.grad`` of this non-leaf tensor after backward."""
+        if self._node is None:
+            return
+        if not self._rg:
+            raise RuntimeError("retain_grad: can't retain_grad on a tensor that has requires_grad=False")
+        self._node.retain = weakref.ref(self)
+        self._retain = True
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    @property
+    def retains_grad(self):
+        return self._retain
+
+    @property
+    def data(self):
+        """A tensor sharing this one's memory, detached from the graph."""
+        return Tensor._make(self._a, self._s)
+
+    @data.setter
+    def data(self, other):
+        self._a, self._s = other._a, other._s
+        if self._s.views is not None:
+            self._s.views.add(self)
+
+    # -- reading values ------------------------------------------------------
+    def _check(self, op):
+        if not self._s.gen.alive:
+            from .ops.alloc import stale
+            raise stale(self, op)
+        return self._a
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        a = self._check("item")
+        if a.size != 1:
+            raise ValueError(f"item: a Tensor with {a.size} elements cannot be converted to a scalar")
+        return a.reshape(()).item()
+
+    def tolist(self):
+        """The values as (nested) Python lists of numbers."""
+        return self._check("tolist").tolist()
+
+    def numpy(self, *, force=False):
+        """A numpy array: a copy for a temporary, a view for a persistent tensor."""
+        a = self._check("numpy")
+        if self._rg and not force:
+            raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; "
+                               "use tensor.detach().numpy()")
+        return a if self._s.views is not None and not force else a.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._check("__array__").copy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        from .format import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        a = self._check("__bool__")
+        if a.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {a.size} values is ambiguous")
+        return bool(a.reshape(()).item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._a.shape[0]))
+
+    def cpu(self):
+        return self
+
+    def __format__(self, spec):
+        if self._a.ndim == 0:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+def release(*tensors):
+    """Free the memory of ``tensors`` now; they (and every view of them) become unusable.
+
+    Persistent tensors give their bytes back at once; temporaries return them to
+    the arena for reuse within the step.
+
+    Example:
+        >>> with newch.persistent():
+        ...     big = newch.zeros(1000)
+        >>> newch.release(big)
+    """
+    from numpy.lib.stride_tricks import as_strided
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"release: expected Tensors, got {type(t).__name__}")
+        st = t._s
+        if not st.gen.alive:
+            continue
+        if st.views is not None:
+            # NOTE: drop every view's array so the bytes really go back to the OS;
+            # a zero-stride stand-in keeps shape and dtype readable.
+            for v in list(st.views):
+                v._a = as_strided(np.zeros(1, v._a.dtype), v._a.shape, (0,) * v._a.ndim)
+        st.release()
