@@ -14,7 +14,8 @@ PRANGE_ONLY = dict(prange=True, comprehension=False, reduction=False, inplace_bi
                    setitem=False, numpy=False, stencil=False, fusion=False)
 
 prange = numba.prange
-KERNELS = []
+KERNELS = []   # every public kernel compiled through ``kernel``
+HELPERS = []   # serial device functions compiled through ``helper``
 
 
 def kernel(fn=None, *, parallel=False):
@@ -31,5 +32,7 @@ def kernel(fn=None, *, parallel=False):
 
 def helper(fn):
     """Compile a serial device function called from kernels (inlined by LLVM)."""
-    return numba.njit(fn, cache=_cache.CACHE_ENABLED, fastmath=False, nogil=True,
-                      error_model="numpy")
+    jitted = numba.njit(fn, cache=_cache.CACHE_ENABLED, fastmath=False, nogil=True,
+                        error_model="numpy")
+    HELPERS.append(jitted)
+    return jitted

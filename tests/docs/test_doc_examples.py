@@ -26,3 +26,16 @@ def test_page_examples_run(page):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=600, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
     assert res.returncode == 0, f"{page.name}:\n{res.stderr[-3000:]}"
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_code_cells_run(nb):
+    import json
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert res.returncode == 0, f"{nb.name}:\n{res.stderr[-3000:]}"

@@ -1,0 +1,94 @@
+"""The kernel package's rules: one decorator, a ref twin per kernel, a safe cache directory."""
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+
+import numba
+import pytest
+
+import newch.kernels as K
+from newch.kernels import jit
+
+
+def _numba_dispatchers(mod):
+    return {n: f for n, f in vars(mod).items() if isinstance(f, numba.core.registry.CPUDispatcher)}
+
+
+@pytest.mark.parametrize("name", K.MODULES)
+def test_every_jitted_function_goes_through_the_decorator(name):
+    mod = importlib.import_module(f"newch.kernels.{name}")
+    for fname, f in _numba_dispatchers(mod).items():
+        if f.py_func.__module__ != mod.__name__:
+            continue
+        assert getattr(f, "newch_kernel", False) or f in jit.HELPERS, \
+            f"{name}.{fname} is jitted outside newch.kernels.jit"
+        opts = f.targetoptions
+        assert opts.get("fastmath", False) is False
+        if opts.get("parallel"):
+            assert opts["parallel"] == jit.PRANGE_ONLY
+
+
+@pytest.mark.parametrize("name", K.MODULES)
+def test_every_kernel_has_a_ref_twin_with_the_same_signature(name):
+    jitm = importlib.import_module(f"newch.kernels.{name}")
+    refm = importlib.import_module(f"newch.kernels.ref.{name}")
+    assert list(jitm.__all__) == list(refm.__all__)
+    for k in jitm.__all__:
+        a, b = getattr(jitm, k), getattr(refm, k)
+        pa = inspect.signature(getattr(a, "py_func", a)).parameters
+        pb = inspect.signature(b).parameters
+        assert list(pa) == list(pb), k
+
+
+def test_both_backends_expose_the_same_names():
+    assert set(vars(K.load("numba"))) == set(vars(K.load("ref")))
+
+
+def _import_in(env):
+    code = ("import newch, os, newch._cache as c; "
+            "print(os.environ.get('NUMBA_CACHE_DIR'), c.CACHE_ENABLED)")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.split()
+
+
+def _env(**kw):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEWCH_CACHE_DIR")}
+    env.update(kw)
+    return env
+
+
+def test_user_numba_cache_dir_wins(tmp_path):
+    d = str(tmp_path / "mine")
+    assert _import_in(_env(NUMBA_CACHE_DIR=d, NEWCH_CACHE_DIR=str(tmp_path / "other"))) == [d, "True"]
+
+
+def test_newch_picks_its_own_cache_dir(tmp_path):
+    d = str(tmp_path / "nc")
+    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == [d, "True"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
+                    reason="root can write anywhere; see the unwritable-file variant")
+def test_unwritable_cache_dir_means_no_cache(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    out = _import_in(_env(NEWCH_CACHE_DIR=str(ro / "x"), HOME=str(ro), XDG_CACHE_HOME=str(ro)))
+    assert out[1] == "False"
+
+
+def test_cache_path_that_cannot_be_a_directory_means_no_cache_not_an_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = _env(NEWCH_CACHE_DIR=str(blocker / "sub"), XDG_CACHE_HOME=str(blocker / "x"),
+               HOME=str(blocker))
+    code = ("import newch, newch._cache as c; x = newch.ones(3) * 2; "
+            "print(c.CACHE_ENABLED, x.sum().item())")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "6.0"]
