@@ -1,0 +1,266 @@
+"""Reductions over the middle axis of an (O, R, I) view, whole-array reductions and argmax/argmin.
+
+Accumulators are float64 for float inputs and int64 for integer/bool inputs;
+results are cast to the dtype of ``out``. Every output element is computed by
+one task, its R terms combined serially in increasing r, so the result does not
+depend on how outputs are grouped into tasks nor on the thread count.
+"""
+import math
+
+import numpy as np
+
+from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGMAX
+from .jit import kernel, helper, prange
+
+__all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
+
+SERIAL_WORK = 1 << 15   # fewer input elements than this: serial path, no thread launch
+CHUNK_WORK = 1 << 14    # input elements per prange task (about)
+ROW_BLOCK = 512         # widest I-block of a task (a row-wise SUM buffers 4 KiB)
+MIN_ROW_BLOCK = 64      # never split I finer than this: each row of a block has a fixed cost
+MIN_TASKS = 8           # split I-blocks until at least this many tasks (if possible)
+BLOCK = 4096            # elements per partial in reduce_all
+
+
+def reduce_blocks(n):
+    """Number of partials ``reduce_all`` needs for ``n`` elements (at least 1)."""
+    return max(1, -(-n // BLOCK))
+
+
+@helper
+def tile_plan(M, K, I):
+    """Split M x I outputs (K input terms each) into tasks of whole rows x one I-block.
+
+    Returns (ntask, per, ib, nib): task t covers rows [ob*per, ob*per+per) and columns
+    [bi*ib, bi*ib+ib) with ob, bi = divmod(t, nib). Depends on shapes only.
+    """
+    K = max(K, 1)
+    ib = max(1, min(I, ROW_BLOCK))
+    while True:
+        nib = -(-I // ib)
+        per = max(1, CHUNK_WORK // (K * ib))
+        nob = -(-M // per)
+        # NOTE: with few rows, narrower I-blocks give the threads something to share.
+        if nob * nib >= MIN_TASKS or ib <= MIN_ROW_BLOCK:
+            return nob * nib, per, ib, nib
+        ib = max(MIN_ROW_BLOCK, -(-ib // 2))
+
+
+@helper
+def tile_bounds(t, per, ib, nib, O, I):
+    """Bounds (o0, o1, i0, i1) of task t of a tile_plan."""
+    ob, bi = t // nib, t % nib
+    return ob * per, min(O, ob * per + per), bi * ib, min(I, bi * ib + ib)
+
+
+@helper
+def _sum_rows(x, out, o0, o1, i0, i1):
+    """SUM of rows o0..o1 over columns i0..i1, accumulating whole rows (R >= 1).
+
+    The inner loop runs along I so it vectorizes; each output still sees its R
+    terms in increasing r, exactly as the column loop does (same bits).
+    """
+    R = x.shape[1]
+    m = i1 - i0
+    # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
+    buf = np.full(m, x[o0, 0, i0] + np.int64(0))
+    for o in range(o0, o1):
+        buf[:] = 0
+        # NOTE: views indexed from 0 let LLVM drop numba's negative-index fix-ups and use
+        # contiguous vector loads instead of gathers.
+        for r in range(R):
+            xr = x[o, r, i0:i1]
+            for k in range(m):
+                buf[k] += xr[k]
+        orow = out[o, i0:i1]
+        for k in range(m):
+            orow[k] = buf[k]
+
+
+@helper
+def _reduce_tile(code, x, center, out, o0, o1, i0, i1):
+    """Reduce the outputs in rows o0..o1, columns i0..i1 of x with any code.
+
+    One output at a time: a scalar accumulator walks down a column of x.
+    """
+    R = x.shape[1]
+    centered = code == SUMSQDEV or code == SUMEXP
+    for o in range(o0, o1):
+        for i in range(i0, i1):
+            col = x[o, :, i]
+            # NOTE: ``acc`` unifies to float64 for float x and int64 for int/bool x; a
+            # centered code sums in ``facc`` (float64) so int sums stay exact.
+            acc = 1 if code == PROD or code == ALL else 0
+            if (code == MAX or code == MIN) and R > 0:
+                acc = col[0]
+            facc = 0.0
+            c = np.float64(center[o, i]) if centered else 0.0
+            # NOTE: one loop with the switch inside: these loops carry an ordered
+            # dependency chain and cannot vectorize anyway, and a single body keeps the
+            # compiled code (and cold compile time) small. The branch predicts perfectly.
+            for r in range(R):
+                v = col[r]
+                if code == SUM:
+                    acc += v
+                elif code == NANSUM:
+                    if v == v:
+                        acc += v
+                elif code == PROD:
+                    acc *= v
+                elif code == MAX:
+                    # NOTE: ``v != v`` lets a NaN in and nothing out: NaN propagates (torch).
+                    if v > acc or v != v:
+                        acc = v
+                elif code == MIN:
+                    if v < acc or v != v:
+                        acc = v
+                elif code == ALL:
+                    if v == 0:
+                        acc = 0
+                elif code == ANY:
+                    if v != 0:
+                        acc = 1
+                elif code == SUMSQDEV:
+                    d = v - c
+                    facc += d * d
+                else:
+                    facc += math.exp(v - c)
+            if centered:
+                out[o, i] = facc
+            elif code == ALL or code == ANY:
+                out[o, i] = acc != 0
+            else:
+                out[o, i] = acc
+
+
+@kernel(parallel=True)
+def reduce_3d(code, x, center, out):
+    """Reduce x over its middle axis with ``code``.
+
+    Codes: SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM.
+
+    x: (O, R, I), any dtype, any strides. center: (O, I) float64 for SUMSQDEV
+    (sum of (x - c)**2) and SUMEXP (sum of exp(x - c)), else any (1, 1) dummy.
+    out: (O, I) C-contiguous; float32/float64/int64 (bool for ALL/ANY).
+    R == 0 gives the identity (0, 1, True, False); MAX/MIN need R >= 1.
+    Example: ``reduce_3d(SUM, a.reshape(1, n, 1), dummy, out)`` sums a 1-D array.
+    """
+    O, R, I = x.shape
+    if O * I == 0:
+        return
+    # NOTE: row-wise SUM pays when there are several columns and I is the faster axis.
+    rows = code == SUM and R > 0 and I > 1 and abs(x.strides[2]) <= abs(x.strides[1])
+    ntask, per, ib, nib = tile_plan(O, R, I)
+    if O * R * I < SERIAL_WORK:
+        for t in range(ntask):
+            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
+            if rows:
+                _sum_rows(x, out, o0, o1, i0, i1)
+            else:
+                _reduce_tile(code, x, center, out, o0, o1, i0, i1)
+    else:
+        for t in prange(ntask):
+            # NOTE: prange indices are uint64; int64 keeps one compiled tile_bounds for both paths.
+            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+            if rows:
+                _sum_rows(x, out, o0, o1, i0, i1)
+            else:
+                _reduce_tile(code, x, center, out, o0, o1, i0, i1)
+
+
+@helper
+def _combine(code, partials, out):
+    """out[0] = the block partials combined serially, in order."""
+    acc = partials[0]
+    for b in range(1, partials.shape[0]):
+        v = partials[b]
+        if code == PROD:
+            acc *= v
+        elif code == MAX:
+            if v > acc or v != v:
+                acc = v
+        elif code == MIN:
+            if v < acc or v != v:
+                acc = v
+        elif code == ALL:
+            acc = 1 if acc != 0 and v != 0 else 0
+        elif code == ANY:
+            acc = 1 if acc != 0 or v != 0 else 0
+        else:
+            # NOTE: block sums of SUM, NANSUM, SUMSQDEV and SUMEXP all combine by a plain sum.
+            acc += v
+    if code == ALL or code == ANY:
+        out[0] = acc != 0
+    else:
+        out[0] = acc
+
+
+@kernel(parallel=True)
+def reduce_all(code, x, center, partials, out):
+    """Reduce a whole flat array with ``code`` (same codes as reduce_3d) in fixed blocks.
+
+    x: (n,) contiguous, any dtype. center: (1,) float64. partials: scratch of
+    reduce_blocks(n) elements, float64 for float x, int64 for int/bool x.
+    out: (1,). Block b (BLOCK elements) is reduced into partials[b] by one
+    task, then the partials are combined serially in order.
+    """
+    n = x.shape[0]
+    nb = partials.shape[0]
+    c2 = center.reshape((1, 1))
+    zero, one = np.int64(0), np.int64(1)
+    if n < SERIAL_WORK:
+        for b in range(nb):
+            _reduce_tile(code, x[b * BLOCK:min(n, b * BLOCK + BLOCK)].reshape((1, -1, 1)), c2,
+                         partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
+    else:
+        for b in prange(nb):
+            _reduce_tile(code, x[b * BLOCK:min(n, b * BLOCK + BLOCK)].reshape((1, -1, 1)), c2,
+                         partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
+    _combine(code, partials, out)
+
+
+@helper
+def _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1):
+    """ARGMAX or ARGMIN of the outputs in rows o0..o1, columns i0..i1, one at a time."""
+    R = x.shape[1]
+    for o in range(o0, o1):
+        for i in range(i0, i1):
+            best = x[o, 0, i]
+            at = 0
+            # NOTE: strict comparisons keep the first of ties; the first NaN wins and stays.
+            if code == ARGMAX:
+                for r in range(1, R):
+                    v = x[o, r, i]
+                    if v > best or (v != v and best == best):
+                        best = v
+                        at = r
+            else:
+                for r in range(1, R):
+                    v = x[o, r, i]
+                    if v < best or (v != v and best == best):
+                        best = v
+                        at = r
+            out_val[o, i] = best
+            out_idx[o, i] = at
+
+
+@kernel(parallel=True)
+def argreduce_3d(code, x, out_val, out_idx):
+    """Index and value of the max (ARGMAX) or min (ARGMIN) of x over its middle axis.
+
+    x: (O, R, I), R >= 1, any dtype, any strides. out_val: (O, I) of x's dtype,
+    out_idx: (O, I) int64, both C-contiguous. Ties keep the first index; NaN
+    counts as both the largest and the smallest value (the first NaN wins).
+    """
+    O, R, I = x.shape
+    if O * I == 0:
+        return
+    ntask, per, ib, nib = tile_plan(O, R, I)
+    if O * R * I < SERIAL_WORK:
+        for t in range(ntask):
+            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
+            _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1)
+    else:
+        for t in prange(ntask):
+            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+            _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1)

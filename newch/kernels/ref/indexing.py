@@ -1,0 +1,59 @@
+"""Numpy twins of ``kernels/indexing.py``: same names, same signatures, obvious code.
+
+They are the test oracle and the fallback where numba is missing. Accumulating
+kernels add in increasing j, like the JIT kernels, so they agree bit for bit.
+"""
+import numpy as np
+
+__all__ = ["index_select_3d", "index_add_3d", "gather_3d", "scatter_add_3d", "mask_count",
+           "masked_select", "masked_fill_nd", "index_put_3d"]
+
+
+def index_select_3d(x, idx, out):
+    """out[o, j, i] = x[o, idx[j], i]."""
+    out[...] = x[:, idx, :]
+
+
+def index_add_3d(out, idx, src):
+    """out[o, idx[j], i] += src[o, j, i], one j at a time (duplicates accumulate)."""
+    for j in range(idx.shape[0]):
+        out[:, idx[j], :] += src[:, j, :]
+
+
+def gather_3d(x, idx, out):
+    """out[o, j, i] = x[o, idx[o, j, i], i]."""
+    out[...] = np.take_along_axis(x, idx, axis=1)
+
+
+def scatter_add_3d(out, idx, src):
+    """out[o, idx[o, j, i], i] += src[o, j, i], one j at a time."""
+    O, J, I = idx.shape
+    o = np.arange(O)[:, None]
+    i = np.arange(I)[None, :]
+    # NOTE: within one j every (o, i) hits a different element, so fancy += is exact.
+    for j in range(J):
+        out[o, idx[:, j, :], i] += src[:, j, :]
+
+
+def mask_count(mask, out):
+    """out[0] = number of True entries of mask."""
+    out[0] = np.count_nonzero(mask)
+
+
+def masked_select(x, mask, out):
+    """out = x[mask]."""
+    out[...] = x[mask]
+
+
+def masked_fill_nd(dst, mask, value):
+    """dst[mask] = value, in place."""
+    dst[mask] = value
+
+
+def index_put_3d(dst, idx, src, accumulate):
+    """dst[o, idx[j], i] = src[o, j, i] (or +=), one j at a time: the last duplicate wins."""
+    for j in range(idx.shape[0]):
+        if accumulate:
+            dst[:, idx[j], :] += src[:, j, :]
+        else:
+            dst[:, idx[j], :] = src[:, j, :]
