@@ -66,9 +66,12 @@ def test_user_numba_cache_dir_wins(tmp_path):
     assert _import_in(_env(NUMBA_CACHE_DIR=d, NEWCH_CACHE_DIR=str(tmp_path / "other"))) == [d, "True"]
 
 
-def test_newch_picks_its_own_cache_dir(tmp_path):
+def test_newch_picks_its_own_cache_dir_keyed_by_the_kernel_sources(tmp_path):
+    from newch._cache import kernel_sources_hash
     d = str(tmp_path / "nc")
-    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == [d, "True"]
+    key = kernel_sources_hash()
+    assert len(key) == 16
+    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == [os.path.join(d, key), "True"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
