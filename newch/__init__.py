@@ -14,6 +14,15 @@ from . import ops
 from .ops import *  # noqa: F401,F403  (every public op; listed in __all__ below)
 from . import autograd
 from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from . import optim
+from . import net
+import sys as _sys
+
+# PyTorch's spelling: ``import newch.nn as nn``, ``import newch.nn.functional as F``.
+nn = net
+_sys.modules[__name__ + ".nn"] = net
+_sys.modules[__name__ + ".nn.functional"] = net.functional
+_sys.modules[__name__ + ".nn.init"] = net.init
 
 float = float32
 double = float64
@@ -58,4 +67,5 @@ __all__ = [
     "float", "double", "long", "int", "get_default_dtype", "set_default_dtype", "promote_types",
     "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "optim", "net", "nn",
 ] + _OPS

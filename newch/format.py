@@ -1,25 +1,37 @@
-"""How tensors print: ``tensor([[1.0000, 2.5000]], requires_grad=True)``, like PyTorch."""
+"""How tensors print: ``tensor([[1.0000, 2.5000]], requires_grad=True)``, like PyTorch.
+
+The layout follows PyTorch's print options (4 decimals, summarise above 1000
+elements showing 3 at each edge, 80 columns): every element is padded to one
+width, and a row holds as many elements as fit in the columns left after the
+indent.
+"""
+import math
+
 import numpy as np
 
 from . import dtypes as D
 
-def _summarised(a, threshold=1000, edge=3):
-    """The elements a summarised print shows (the first and last ``edge`` along each dim)."""
-    if a.size <= threshold or a.ndim == 0:
-        return a.reshape(-1)
-    for d in range(a.ndim):
-        if a.shape[d] > 2 * edge:
-            a = np.concatenate([np.take(a, range(edge), d), np.take(a, range(-edge, 0), d)], d)
+PRECISION = 4
+THRESHOLD = 1000
+EDGE = 3
+LINE_WIDTH = 80
+
+
+def _summarised(a, summarise):
+    """The elements a print shows, flattened (the first and last EDGE along each long dim)."""
+    if summarise:
+        for d in range(a.ndim):
+            if a.shape[d] > 2 * EDGE:
+                a = np.concatenate([np.take(a, range(EDGE), d), np.take(a, range(-EDGE, 0), d)], d)
     return a.reshape(-1)
 
 
-def _float_formatter(a):
-    """PyTorch's choice of fixed (``1.5000``), integer (``2.``) or scientific notation, with
-    every element padded to the widest one.
+def _float_text(shown):
+    """(value -> text, width): fixed (``1.5000``), integer (``2.``) or scientific notation.
 
-    NOTE: the statistics use only the elements a summarised print shows, as PyTorch does.
+    NOTE: the choice and the width come from the finite nonzero elements shown, as in
+    PyTorch; nan, inf and 0 are padded to that width but do not widen it.
     """
-    shown = _summarised(a)
     vals = shown[np.isfinite(shown) & (shown != 0)]
     nz = np.abs(vals)
     int_mode = bool(np.all(vals == np.ceil(vals)))
@@ -28,13 +40,46 @@ def _float_formatter(a):
         big, small = float(nz.max()), float(nz.min())
         sci = big / small > 1000.0 or big > 1.0e8 or (not int_mode and small < 1.0e-4)
     if sci:
-        text = lambda x: f"{x:.4e}"                                      # noqa: E731
+        def text(x):
+            return f"{x:.{PRECISION}e}"
     elif int_mode:
-        text = lambda x: f"{x:.0f}" + ("" if np.isnan(x) or np.isinf(x) else ".")  # noqa: E731
+        def text(x):
+            return f"{x:.0f}" + ("" if math.isnan(x) or math.isinf(x) else ".")
     else:
-        text = lambda x: f"{x:.4f}"                                      # noqa: E731
-    width = max((len(text(float(x))) for x in shown), default=1)
-    return lambda x: text(float(x)).rjust(width)
+        def text(x):
+            return f"{x:.{PRECISION}f}"
+    width = max((len(text(float(x))) for x in vals), default=1)
+    return text, width
+
+
+def _formatter(a, dtype, summarise):
+    """(value -> padded text, width) for the elements of array ``a``."""
+    shown = _summarised(a, summarise)
+    if dtype.is_floating_point:
+        text, width = _float_text(shown.astype(np.float64))
+        conv = float
+    else:
+        conv = bool if dtype is D.bool_ else int
+        text = str
+        width = max(len(str(conv(x))) for x in shown)
+    return (lambda x: text(conv(x)).rjust(width)), width
+
+
+def _layout(a, fmt, width, indent, summarise):
+    """The bracketed text of array ``a`` whose first bracket sits at column ``indent``."""
+    if a.ndim == 0:
+        return fmt(a[()])
+    n = a.shape[0]
+    cut = summarise and n > 2 * EDGE
+    if a.ndim == 1:
+        items = ([fmt(x) for x in a[:EDGE]] + [" ..."] + [fmt(x) for x in a[-EDGE:]] if cut
+                 else [fmt(x) for x in a])
+        per_line = max(1, (LINE_WIDTH - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = range(n) if not cut else list(range(EDGE)) + [None] + list(range(n - EDGE, n))
+    parts = ["..." if i is None else _layout(a[i], fmt, width, indent + 1, summarise) for i in rows]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def tensor_repr(t):
@@ -47,14 +92,9 @@ def tensor_repr(t):
         if a.shape != (0,):
             extras.append(f"size={tuple(a.shape)}")
     else:
-        kw = {}
-        if d.is_floating_point:
-            fmt = _float_formatter(a.astype(np.float64))
-            kw["formatter"] = {"float_kind": fmt}
-        elif d is D.bool_:
-            kw["formatter"] = {"bool": lambda x: "True" if x else "False"}
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, max_line_width=80, **kw)
+        summarise = a.size > THRESHOLD
+        fmt, width = _formatter(a, d, summarise)
+        body = _layout(a, fmt, width, len("tensor("), summarise)
     # NOTE: "[]" shows no values to tell the dtype by, so an empty tensor names any non-default one
     if d not in (D.get_default_dtype(), D.int64, D.bool_) or (a.size == 0 and d is not D.get_default_dtype()):
         extras.append(f"dtype={d}")
@@ -62,4 +102,18 @@ def tensor_repr(t):
         extras.append(f"grad_fn=<{t._node.name()}>")
     elif t._rg:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + extras) + ")"
+    return _with_extras("tensor(" + body, extras)
+
+
+def _with_extras(text, extras):
+    """Append ``, dtype=...`` and the like; one that would pass the line width starts a new line."""
+    indent = len("tensor(")
+    col = len(text) - text.rfind("\n") + 1
+    for e in extras:
+        if col + len(e) + 2 > LINE_WIDTH:
+            text += ",\n" + " " * indent + e
+            col = indent + len(e)
+        else:
+            text += ", " + e
+            col += len(e) + 2
+    return text + ")"

@@ -24,6 +24,22 @@ class Size(tuple):
             n *= s
         return n
 
+    # NOTE: slicing and joining give a Size again, as torch.Size does (x.shape[1:])
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 class Tensor:
     """An n-dimensional array in newch memory (arena or persistent pool).
@@ -36,8 +52,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     @staticmethod
-    def _make(array, storage, requires_grad=False):
-        t = Tensor.__new__(Tensor)
+    def _make(array, storage, requires_grad=False, cls=None):
+        t = object.__new__(cls or Tensor)
         t._a = array
         t._s = storage
         t._rg = requires_grad

@@ -74,17 +74,21 @@ class _Walk:
         self.queued = set()
 
     def send(self, edge, g, consumed=True):
+        """Hand gradient ``g`` (None: "zero", it still counts as delivered) to ``edge``."""
         if edge is None:
             return
         if isinstance(edge, Accumulate):
+            if g is None:
+                return
             if self.capture is None:
                 _accumulate_grad(edge.leaf, g, self.create_graph)
             elif edge in self.capture:
                 old = self.capture[edge]
                 self.capture[edge] = g if old is None else old + g
             return
-        prev = self.pending.get(edge)
-        self.pending[edge] = g if prev is None else prev + g
+        if g is not None:
+            prev = self.pending.get(edge)
+            self.pending[edge] = g if prev is None else prev + g
         if consumed:
             self.deps[edge] -= 1
         if self.deps.get(edge, 0) == 0 and edge not in self.queued:
@@ -94,7 +98,13 @@ class _Walk:
     def run(self):
         while self.heap:
             node = heapq.heappop(self.heap)[2]
-            g = self.pending.pop(node)
+            g = self.pending.pop(node, None)
+            if g is None:
+                # NOTE: every consumer sent None: the node has nothing to propagate, but its
+                # inputs must still count this consumer as done or they would never run.
+                for nxt in node.next:
+                    self.send(nxt, None)
+                continue
             if self.capture is not None and node in self.capture:
                 self.capture[node] = g
             self.run_node(node, g)
@@ -121,7 +131,7 @@ class _Walk:
             node.backward = None
             node.saved = ()
         for nxt, gi in zip(node.next, grads):
-            if nxt is not None and gi is not None:
+            if nxt is not None:
                 self.send(nxt, gi)
 
 
@@ -145,14 +155,20 @@ def _accumulate_grad(t, g, create_graph):
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
     if t._grad is None or not t._grad.is_alive:
-        if create_graph:
+        if create_graph and g.requires_grad:
             t._grad = g
         elif t.is_persistent:
             with default_context().persistent():
                 t._grad = g.clone()
         else:
             t._grad = g.clone()
-    elif create_graph:
-        t._grad = t._grad + g
+    elif create_graph or t._grad.requires_grad:
+        # NOTE: a grad kept from create_graph=True is part of a graph (and may be a
+        # read-only broadcast view): never write into it.
+        if t.is_persistent and not create_graph:
+            with default_context().persistent():
+                t._grad = t._grad + g
+        else:
+            t._grad = t._grad + g
     else:
         t._grad.add_(g)

@@ -21,6 +21,27 @@ class FunctionCtx:
         self.non_differentiable = tensors
 
 
+def _fit(name, k, grad, arg):
+    """Check gradient ``k`` a custom backward returned: sum a broadcast one down, match the dtype."""
+    if grad is None or not (isinstance(arg, Tensor) and arg.requires_grad):
+        return None
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"{name}.backward: gradient {k} must be a Tensor or None, got "
+                        f"{type(grad).__name__}")
+    if tuple(grad.shape) != tuple(arg.shape):
+        from ..ops.layout import broadcast_shapes
+        from ..ops.record import sum_to
+        try:
+            ok = broadcast_shapes(name, arg.shape, grad.shape) == tuple(grad.shape)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"{name}.backward: gradient {k} has shape {tuple(grad.shape)}, "
+                               f"expected the input's shape {tuple(arg.shape)}")
+        grad = sum_to(grad, arg.shape)
+    return grad if grad.dtype is arg.dtype else grad.to(arg.dtype)
+
+
 class Function:
     """Base class of user-defined ops.
 
@@ -64,7 +85,7 @@ class Function:
                 if len(res) != len(args):
                     raise RuntimeError(f"{cls.__name__}.backward returned {len(res)} gradients, "
                                        f"expected {len(args)} (one per forward input)")
-                return res
+                return tuple(_fit(cls.__name__, k, r, a) for k, (r, a) in enumerate(zip(res, args)))
             diff = tuple(o for o in outs if isinstance(o, Tensor) and id(o) not in nd)
             if len(diff) > 1:
                 raise NotImplementedError(f"{cls.__name__}: newch Functions support one "

@@ -27,6 +27,12 @@ class no_grad:
 
     _flag = False
 
+    def __new__(cls, *args, **kwargs):
+        # NOTE: ``@no_grad`` without parentheses (as torch allows) hands the function here.
+        if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])
+        return super().__new__(cls)
+
     def __enter__(self):
         self._prev = is_grad_enabled()
         set_grad_enabled_flag(self._flag)
@@ -38,11 +44,16 @@ class no_grad:
 
     def __call__(self, fn):
         import functools
+        flag = self._flag
 
         @functools.wraps(fn)
         def wrapped(*args, **kwargs):
-            with type(self)():
+            prev = is_grad_enabled()
+            set_grad_enabled_flag(flag)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                set_grad_enabled_flag(prev)
         return wrapped
 
 
@@ -53,7 +64,7 @@ class enable_grad(no_grad):
 
 
 class set_grad_enabled(no_grad):
-    """Turn graph recording on or off: as a call, or as a context manager."""
+    """Turn graph recording on or off: as a call, a context manager or a decorator."""
 
     def __init__(self, mode):
         self._prev = is_grad_enabled()
@@ -64,7 +75,8 @@ class set_grad_enabled(no_grad):
         return self
 
     def __call__(self, fn):
-        raise TypeError("set_grad_enabled takes a bool; use it as a call or a with-block")
+        set_grad_enabled_flag(self._prev)     # as a decorator it changes nothing until called
+        return super().__call__(fn)
 
 
 class inference_mode(no_grad):
@@ -81,7 +93,7 @@ class Node:
     or None when that input needs no gradient. ``saved`` lists (storage, version)
     of tensors the closure captured, checked for in-place changes at backward.
     """
-    __slots__ = ("_name", "backward", "next", "saved", "retain", "seq", "__weakref__")
+    __slots__ = ("_name", "backward", "next", "saved", "retain", "seq", "view_version", "__weakref__")
     _counter = [0]
 
     def __init__(self, name, backward, nxt, saved):
@@ -92,6 +104,9 @@ class Node:
         self.next = nxt
         self.saved = saved
         self.retain = None     # weakref to the output tensor when retain_grad() was called
+        # when the output is a view of an input: the memory's version when the view was made
+        # (None otherwise); in-place on the view, or using it after its base changed, is refused
+        self.view_version = None
 
     def name(self):
         """The operation's name, e.g. ``MulBackward0``."""

@@ -5,6 +5,7 @@ PyTorch also spells as Tensor methods (``x.sum()``, ``x + y``) methods.
 """
 from ..tensor import Tensor
 from . import shape
+from .activation import elu, gelu, leaky_relu, log_softmax, softmax
 from .arith import (add, atan2, bitwise_and, bitwise_or, bitwise_xor, div, eq, floor_divide, fmod, ge, gt,
                     le, logical_and, logical_or, logical_xor, lt, maximum, minimum, mul, ne, pow,
                     rdiv, remainder, rfloordiv, rmod, rpow, rsub, sub)
@@ -31,6 +32,10 @@ from .unary import (abs, absolute, acos, asin, atan, ceil, cos, cosh, erf, exp, 
                     round, rsqrt, sign, sigmoid, silu, sin, sinh, sqrt, square, tan, tanh, trunc)
 from .arith import (divide, greater, greater_equal, less, less_equal, not_equal, true_divide)
 
+# NOTE: torch.select(x, dim, index). This rebinds the package attribute that named the
+# ``ops/select.py`` module (imports of that module go through sys.modules and are unaffected).
+select = select_index
+
 _METHODS = """
 add sub mul div true_divide divide pow remainder fmod floor_divide maximum minimum atan2
 eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor
@@ -42,10 +47,11 @@ matmul mm bmm
 reshape view view_as reshape_as flatten unflatten squeeze unsqueeze permute transpose swapaxes
 swapdims t movedim expand expand_as contiguous clone detach detach_ to type_as
 gather index_select masked_select nonzero scatter_add scatter_add_ split chunk unbind narrow
-where isnan isinf isfinite clamp clip clamp_min clamp_max masked_fill masked_fill_ lerp addcmul addcdiv
+isnan isinf isfinite clamp clip clamp_min clamp_max masked_fill masked_fill_ lerp addcmul addcdiv
 add_ sub_ mul_ div_ pow_ remainder_ clamp_ clip_ clamp_min_ clamp_max_ addcmul_ addcdiv_ lerp_
 neg_ abs_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ floor_ round_ copy_ fill_ zero_
 normal_ uniform_ bernoulli_
+softmax log_softmax
 """.split()
 
 _OPERATORS = {
@@ -72,6 +78,17 @@ def _invert(self):
     return bitwise_xor(self, -1)
 
 
+def _pos(self):
+    if self.dtype.name == "bool":
+        raise TypeError("__pos__: the + operator is not supported on bool tensors")
+    return self
+
+
+def _where_method(self, condition, other):
+    """``x.where(condition, y)``: ``where(condition, x, y)`` (the tensor is the "true" side)."""
+    return where(condition, self, other)
+
+
 def _logic(fn):
     def op(self, other):
         return fn(self, other)
@@ -89,13 +106,14 @@ def bind_methods(cls):
         setattr(cls, name, fn)
     cls.__rmatmul__ = _rmatmul
     cls.__neg__ = _neg
-    cls.__pos__ = lambda self: self
+    cls.__pos__ = _pos
     cls.__abs__ = lambda self: abs(self)
     cls.__invert__ = _invert
     cls.__and__ = cls.__rand__ = _logic(bitwise_and)
     cls.__or__ = cls.__ror__ = _logic(bitwise_or)
     cls.__xor__ = cls.__rxor__ = _logic(bitwise_xor)
     cls.select = select_index
+    cls.where = _where_method
     cls.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
     cls.mT = property(lambda self: transpose(self, -2, -1))
 

@@ -84,11 +84,14 @@ def norm_dims(op, dim, ndim):
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
+        if not dim:     # NOTE: as in PyTorch's sum / mean / var / amax: no dims listed means all
+            return tuple(range(ndim))
         out = tuple(sorted(norm_dim(op, d, ndim) for d in dim))
         if len(set(out)) != len(out):
             raise ValueError(f"{op}: dim {tuple(dim)} names a dim more than once")
         return out if ndim else ()
-    return (norm_dim(op, dim, ndim),) if ndim else ()
+    d = norm_dim(op, dim, ndim)       # checks the range even for a 0-d tensor (-1 and 0 are valid)
+    return (d,) if ndim else ()
 
 
 def norm_shape(op, shape):

@@ -17,10 +17,23 @@ def _float_dtype(op, a, b):
     return dt if dt.is_floating_point else D.get_default_dtype()
 
 
+def _scaled(op, input, other, alpha):
+    """``other * alpha``, after PyTorch's checks of ``alpha`` against the result dtype."""
+    dt = operand_dtype(op, input, other)
+    if isinstance(alpha, (bool, np.bool_)) and dt is not D.bool_:
+        raise TypeError(f"{op}: a bool alpha is only supported for bool results, got {dt}")
+    if not dt.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise TypeError(f"{op}: alpha must be an integer for {dt} operands, got {alpha!r}")
+    if alpha == 1:
+        return other
+    if dt is D.bool_:
+        return other if alpha else False
+    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+
+
 def add(input, other, *, alpha=1):
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    other = _scaled("add", input, other, alpha)
     out = binary("add", C.ADD, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
@@ -30,9 +43,8 @@ def add(input, other, *, alpha=1):
 
 def sub(input, other, *, alpha=1):
     """input - alpha * other."""
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     _no_bool_sub("sub", input, other)
+    other = _scaled("sub", input, other, alpha)
     out = binary("sub", C.SUB, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
@@ -41,7 +53,9 @@ def sub(input, other, *, alpha=1):
 
 
 def _no_bool_sub(op, a, b):
-    if operand_dtype(op, a, b) is D.bool_:
+    # NOTE: as PyTorch, any bool operand (tensor or Python bool) is refused, not only bool results
+    if any(isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x.dtype is D.bool_)
+           for x in (a, b)):
         raise TypeError(f"{op}: subtraction of bool tensors is not supported; "
                         f"use logical_xor or ~ instead")
 
@@ -77,7 +91,12 @@ def _wants(x):
 def div(input, other, *, rounding_mode=None):
     """input / other; ``rounding_mode`` None (true division), "trunc" or "floor"."""
     if rounding_mode == "floor":
-        return floor_divide(input, other)
+        out = _floor_div(input, other)
+        if needs_grad(input, other) and out.dtype.is_floating_point:
+            sa, sb = _shape(input), _shape(other)
+            record(out, "DivBackward2", (input, other),
+                   lambda g: (sum_to(mul(g, 0.0), sa), sum_to(mul(g, 0.0), sb)))
+        return out
     if rounding_mode == "trunc":
         q = div(input, other)
         from .unary import trunc
@@ -115,12 +134,37 @@ def rdiv(input, other):
     return out
 
 
-def floor_divide(input, other):
-    """Floor of input / other (not differentiable)."""
+def _floor_div(input, other):
+    """Floor of input / other, recording nothing."""
     dt = operand_dtype("floor_divide", input, other)
     if dt is D.bool_:
         raise TypeError("floor_divide: not supported for bool tensors")
+    _check_int_divisor("floor_divide", dt, input, other)
     return binary("floor_divide", C.FLOOR_DIVIDE, input, other)
+
+
+def _check_int_divisor(op, dt, input, other):
+    """Integer division by zero has no answer: raise, as PyTorch does (floats give inf / nan)."""
+    if dt.is_floating_point or any(isinstance(x, Tensor) and x.numel() == 0 for x in (input, other)):
+        return
+    zero = (other._a == 0).any() if isinstance(other, Tensor) else other == 0
+    if zero:
+        raise ZeroDivisionError(f"{op}: integer division by zero")
+
+
+def _no_derivative(op):
+    def backward(g):
+        raise RuntimeError(f"{op}: the derivative of {op} is not implemented (nor is it in "
+                           f"PyTorch); use div(..., rounding_mode='floor') for a zero gradient")
+    return backward
+
+
+def floor_divide(input, other):
+    """Floor of input / other; like PyTorch, it has no derivative (backward through it raises)."""
+    out = _floor_div(input, other)
+    if needs_grad(input, other):
+        record(out, "FloorDivideBackward0", (input, other), _no_derivative("floor_divide"))
+    return out
 
 
 def rfloordiv(input, other):
@@ -129,11 +173,15 @@ def rfloordiv(input, other):
 
 def remainder(input, other):
     """Python-style modulus: the result has the sign of ``other``."""
+    _check_int_divisor("remainder", operand_dtype("remainder", input, other), input, other)
     out = binary("remainder", C.REMAINDER, input, other)
-    if needs_grad(input, other):
+    if needs_grad(other) and not isinstance(input, Tensor):
+        # NOTE: PyTorch has no derivative for number % tensor (its backward raises); neither has newch
+        record(out, "RemainderBackward1", (other,), _no_derivative("remainder"))
+    elif needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
         record(out, "RemainderBackward0", (input, other),
-               lambda g: (sum_to(g, sa), sum_to(-mul(g, floor_divide(input, other)), sb)),
+               lambda g: (sum_to(g, sa), sum_to(-mul(g, _floor_div(input, other)), sb)),
                saved=[x for x in (input, other) if isinstance(x, Tensor)])
     return out
 
@@ -144,6 +192,7 @@ def rmod(input, other):
 
 def fmod(input, other):
     """C-style modulus: the result has the sign of ``input``."""
+    _check_int_divisor("fmod", operand_dtype("fmod", input, other), input, other)
     out = binary("fmod", C.FMOD, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
@@ -155,6 +204,14 @@ def fmod(input, other):
 
 def pow(input, exponent):
     """input ** exponent elementwise."""
+    if operand_dtype("pow", input, exponent) is D.bool_:
+        return _bool_pow(input, exponent)
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        return rpow(exponent, input)      # newch.pow(2.0, x): the scalar-base form and its grad
+    if (isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_))
+            and exponent < 0 and isinstance(input, Tensor) and not input.dtype.is_floating_point):
+        raise ValueError(f"pow: integers to negative integer powers are not allowed "
+                         f"({input.dtype} tensor ** {exponent})")
     out = binary("pow", C.POW, input, exponent)
     if needs_grad(input, exponent):
         sa, sb = _shape(input), _shape(exponent)
@@ -171,7 +228,8 @@ def pow(input, exponent):
                     da = mul(g, 0.0) if exponent == 0 else mul(mul(g, exponent), pow(input, exponent - 1))
             if gb:
                 zero = logical_and(eq(input, 0), ge(exponent, 0))
-                db = sum_to(mul(g, where(zero, 0.0, mul(out, log(input)))), sb)
+                base = input if input.dtype is out.dtype else input.to(out.dtype)   # log in out's precision
+                db = sum_to(mul(g, where(zero, 0.0, mul(out, log(base)))), sb)
             return da, db
         record(out, "PowBackward0", (input, exponent), backward,
                saved=[x for x in (input, exponent) if isinstance(x, Tensor)] + ([out] if gb else []))
@@ -180,7 +238,7 @@ def pow(input, exponent):
 
 def rpow(input, other):
     """other ** input (``2 ** x``)."""
-    if isinstance(other, Tensor):
+    if isinstance(other, Tensor) or operand_dtype("pow", input, other) is D.bool_:
         return pow(other, input)
     out = binary("pow", C.RPOW, input, other)
     if needs_grad(input):
@@ -188,6 +246,12 @@ def rpow(input, other):
             log_base = float(np.log(np.float64(other)))
         record(out, "PowBackward1", (input,), lambda g: (mul(mul(g, out), log_base),), saved=[out])
     return out
+
+
+def _bool_pow(base, exp):
+    """``base ** exp`` of bools: True unless base is False and exp True (no kernel needed)."""
+    from .unary import logical_not
+    return logical_or(base, logical_not(exp) if isinstance(exp, Tensor) else not exp)
 
 
 def _minmax(op, code, name, input, other):
@@ -224,8 +288,11 @@ def atan2(input, other):
         sa, sb = _shape(input), _shape(other)
 
         def backward(g):
+            from .select import where
             den = add(mul(input, input), mul(other, other))
-            return (sum_to(div(mul(g, other), den), sa), sum_to(div(mul(-g, input), den), sb))
+            at0 = eq(den, 0)      # NOTE: at (0, 0) PyTorch gives both gradients 0, not 0/0
+            return (sum_to(where(at0, 0.0, div(mul(g, other), den)), sa),
+                    sum_to(where(at0, 0.0, div(mul(-g, input), den)), sb))
         record(out, "Atan2Backward0", (input, other), backward,
                saved=[x for x in (input, other) if isinstance(x, Tensor)])
     return out

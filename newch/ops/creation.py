@@ -12,11 +12,12 @@ from .pointwise import copy_into
 
 def _infer_dtype(obj):
     """The dtype ``tensor(obj)`` gets: numpy arrays keep theirs, Python data follows torch."""
-    if isinstance(obj, np.ndarray):
-        return D.from_numpy_dtype(obj.dtype)
-    if isinstance(obj, np.generic):
-        return D.from_numpy_dtype(obj.dtype)
-    arr = np.asarray(obj)
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return _numpy_dtype("tensor", obj.dtype)
+    try:
+        arr = np.asarray(obj)
+    except ValueError as e:
+        raise ValueError(f"tensor: data must be a regular nested sequence of numbers: {e}") from None
     if arr.dtype.kind == "b":
         return D.bool_
     if arr.dtype.kind in "iu":
@@ -25,6 +26,29 @@ def _infer_dtype(obj):
         return D.get_default_dtype()
     raise TypeError(f"tensor: could not infer a dtype from {type(obj).__name__} "
                     f"(numpy made it {arr.dtype})")
+
+
+def _numpy_dtype(op, npd):
+    """The newch dtype of numpy dtype ``npd``, or TypeError naming ``op``."""
+    try:
+        return D.from_numpy_dtype(npd)
+    except TypeError as e:
+        raise TypeError(f"{op}: {e}") from None
+
+
+def check_fits(op, values, dt):
+    """Refuse Python numbers an integer dtype cannot hold, as PyTorch does: floats outside its
+    range, and ints above its maximum (or below its minimum if signed; uint8 wraps negatives)."""
+    if dt.is_floating_point or dt is D.bool_:
+        return
+    arr = np.asarray(values)
+    if arr.size == 0 or arr.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(dt.np)
+    low = info.min if arr.dtype.kind == "f" or dt.is_signed else -2 ** 63
+    if arr.max() > info.max or arr.min() < low:
+        raise OverflowError(f"{op}: value {arr.max() if arr.max() > info.max else arr.min()} cannot "
+                            f"be converted to {dt} without overflow")
 
 
 def _from_data(op, obj, dtype):
@@ -44,6 +68,8 @@ def _from_data(op, obj, dtype):
     if arr.dtype == object or arr.dtype.kind in "USV":
         raise TypeError(f"{op}: could not convert {type(obj).__name__} with elements of type "
                         f"{arr.dtype} to a tensor")
+    if not isinstance(obj, (np.ndarray, np.generic)):
+        check_fits(op, arr, dt)
     out = _empty(arr.shape, dt)
     if arr.size:
         out._a[...] = arr
@@ -84,7 +110,7 @@ def from_numpy(ndarray):
     """A persistent tensor sharing ``ndarray``'s memory (changes show on both sides)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray, got {type(ndarray).__name__}")
-    D.from_numpy_dtype(ndarray.dtype)
+    _numpy_dtype("from_numpy", ndarray.dtype)
     if not ndarray.dtype.isnative:
         raise TypeError("from_numpy: arrays in non-native byte order are not supported")
     st = default_context().pool.adopt(ndarray)
@@ -92,8 +118,8 @@ def from_numpy(ndarray):
 
 
 def scalar_tensor(value, dtype=None):
-    """A 0-dim tensor holding ``value``."""
-    return tensor(value, dtype=dtype or D.scalar_dtype(value))
+    """A 0-dim tensor holding ``value`` (of the default float dtype unless ``dtype`` says otherwise)."""
+    return tensor(value, dtype=dtype or D.get_default_dtype())
 
 
 def _check_device(op, device):
@@ -106,6 +132,8 @@ def _filled(op, size, value, dtype, requires_grad, device=None):
     shape = norm_shape(op, size)
     dt = D.from_any(dtype) if dtype is not None else (
         D.scalar_dtype(value) if op == "full" else D.get_default_dtype())
+    if op == "full":
+        check_fits(op, value, dt)
     out = _empty(shape, dt)
     if value is not None:
         out.fill_(value)
@@ -167,15 +195,21 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         if not is_scalar(v):
             raise TypeError(f"arange: start, end and step must be numbers, got {type(v).__name__}")
     start, end, step = vals
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else D.get_default_dtype()
+    dt = D.from_any(dtype)
+    if step == 0 or (not dt.is_floating_point and int(step) == 0):
+        raise ValueError(f"arange: step must be nonzero (got {step} for {dt})")
     if (end - start) * step < 0:
         raise ValueError(f"arange: upper bound and step sign are inconsistent "
                          f"(start={start}, end={end}, step={step})")
     n = max(0, math.ceil((end - start) / step))
-    if dtype is None:
-        dtype = D.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else D.get_default_dtype()
-    dt = D.from_any(dtype)
+    if not dt.is_floating_point:
+        # NOTE: as PyTorch: an integer dtype truncates start and step (int64 its end too, and then
+        # counts the values from the truncated bounds)
+        start, step = int(start), int(step)
+        if dt is D.int64:
+            n = max(0, math.ceil((int(end) - start) / step))
     out = _empty((n,), dt)
     if n:
         wide = np.float64 if dt.is_floating_point else np.int64

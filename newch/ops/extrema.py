@@ -29,21 +29,25 @@ def _arg_reduce(op, code, x, dim, keepdim):
     shape = _out_shape(x.shape, (dim,), keepdim) if x.ndim else ()
     vals = empty(shape, x.dtype)
     idx = empty(shape, D.int64)
-    v = a.reshape(o, a.shape[dim], i) if a.flags.c_contiguous else _strided3(a, dim)
-    kernels().argreduce_3d(code, v, vals._a.reshape(o, i), idx._a.reshape(o, i))
+    v, keep = (a.reshape(o, a.shape[dim], i), None) if a.flags.c_contiguous else _strided3(a, dim)
+    # NOTE: the outputs take v's (O, I): (o*i, 1) when _strided3 moved dim last
+    kernels().argreduce_3d(code, v, vals._a.reshape(v.shape[0], v.shape[2]),
+                           idx._a.reshape(v.shape[0], v.shape[2]))
+    del keep
     return vals, idx
 
 
 def _strided3(a, dim):
+    """(``a`` as (O, D, 1) with ``dim`` in the middle, keep-alive of the arena copy if one was made)."""
     moved = np.moveaxis(a, dim, -1)
     o = int(np.prod(moved.shape[:-1]))
     try:
-        return moved.reshape((o, a.shape[dim], 1), copy=False)
+        return moved.reshape((o, a.shape[dim], 1), copy=False), None
     except (ValueError, TypeError):
         from .pointwise import copy_into
         tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
         copy_into(moved, tmp._a)
-        return tmp._a.reshape(o, a.shape[dim], 1)
+        return tmp._a.reshape(o, a.shape[dim], 1), tmp
 
 
 def _extreme(op, code, argcode, input, dim, keepdim):
@@ -53,7 +57,7 @@ def _extreme(op, code, argcode, input, dim, keepdim):
         out = reduce(op, code, input, tuple(range(input.ndim)), False, input.dtype)
         if needs_grad(input):
             record(out, f"{op.capitalize()}Backward1", (input,),
-                   lambda g: (_spread(g, input, out, tuple(range(input.ndim)), False),),
+                   lambda g: (_spread(g, input, out, tuple(range(input.ndim)), False, True),),
                    saved=[input, out])
         return out
     if isinstance(dim, (tuple, list)):
@@ -65,17 +69,27 @@ def _extreme(op, code, argcode, input, dim, keepdim):
 
         def backward(g):
             from .indexing import scatter_add_zeros
-            return (scatter_add_zeros(shape, d, idx if keepdim or not input.ndim else idx.unsqueeze(d),
-                                      g if keepdim or not input.ndim else g.unsqueeze(d)),)
+            if not input.ndim:       # a 0-d input is its own max along dim 0
+                return (g,)
+            return (scatter_add_zeros(shape, d, idx if keepdim else idx.unsqueeze(d),
+                                      g if keepdim else g.unsqueeze(d)),)
         record(vals, f"{op.capitalize()}Backward0", (input,), backward)
     return MaxMin(vals, idx)
 
 
-def _spread(g, x, out, dims, keepdim):
-    """Gradient of amax/amin/max(all): shared evenly among the tied extreme elements."""
+def _spread(g, x, out, dims, keepdim, to_nan=False):
+    """Gradient of amax/amin/max(all): shared evenly among the tied extreme elements.
+
+    ``to_nan``: a NaN result sends its gradient to the NaN inputs (PyTorch's max() / min();
+    its amax / amin give NaN gradients there instead).
+    """
     gg = _expand_back(g, x.shape, dims, keepdim)
     oo = _expand_back(out, x.shape, dims, keepdim)
-    mask = eq(x, oo).to(g.dtype)
+    hit = eq(x, oo)
+    if to_nan and x.dtype.is_floating_point:
+        from .arith import logical_and, logical_or, ne
+        hit = logical_or(hit, logical_and(ne(x, x), ne(oo, oo)))
+    mask = hit.to(g.dtype)
     count = mask.sum(dims, keepdim=True)
     return mul(mask, div(gg, count))
 
@@ -98,7 +112,7 @@ def min(input, dim=None, keepdim=False):
 
 def _amm(op, code, input, dim, keepdim):
     dims = norm_dims(op, dim if dim != () else None, input.ndim)
-    if any(input.shape[d] == 0 for d in dims) or (input.numel() == 0 and not dims):
+    if 0 in [input.shape[d] for d in dims] or (input.numel() == 0 and not dims):
         raise IndexError(f"{op}: cannot reduce over an empty dim of shape {tuple(input.shape)}")
     out = reduce(op, code, input, dims, keepdim, input.dtype)
     if needs_grad(input):
@@ -128,6 +142,8 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def _argx(op, code, input, dim, keepdim):
+    if input.dtype is D.bool_:
+        raise TypeError(f"{op}: not supported for bool tensors")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{op}: the tensor is empty")
@@ -141,11 +157,15 @@ def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed without overflow."""
     dims = norm_dims("logsumexp", dim, input.ndim)
     x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    want_grad = needs_grad(input)
     with no_grad():
         m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
         if m is None:
             from .creation import full
-            return full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
+            out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
+            if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
+                record(out, "LogsumexpBackward0", (input,), lambda g: (mul(x, 0.0),))
+            return out
         from .select import where
         m = where(m.isinf(), 0.0, m)
         s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
@@ -161,11 +181,22 @@ def logsumexp(input, dim, keepdim=False):
     return out
 
 
+def _logic_dims(op, input, dim):
+    """all / any: unlike sum, an empty dim list reduces nothing (PyTorch)."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        return ()
+    return norm_dims(op, dim, input.ndim)
+
+
+def _logic_dtype(input):
+    return D.uint8 if input.dtype is D.uint8 else D.bool_    # NOTE: PyTorch keeps uint8 here
+
+
 def all(input, dim=None, keepdim=False):
-    """True where every element (over ``dim``) is nonzero."""
-    return reduce("all", C.ALL, input, norm_dims("all", dim, input.ndim), keepdim, D.bool_)
+    """True where every element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("all", C.ALL, input, _logic_dims("all", input, dim), keepdim, _logic_dtype(input))
 
 
 def any(input, dim=None, keepdim=False):
-    """True where some element (over ``dim``) is nonzero."""
-    return reduce("any", C.ANY, input, norm_dims("any", dim, input.ndim), keepdim, D.bool_)
+    """True where some element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("any", C.ANY, input, _logic_dims("any", input, dim), keepdim, _logic_dtype(input))

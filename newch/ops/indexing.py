@@ -17,16 +17,28 @@ def _as_index(op, x):
             raise IndexError(f"{op}: tensors used as indices must be long, int or bool, got {x.dtype}")
         return a if a.dtype == np.bool_ else a.astype(np.int64, copy=False)
     if isinstance(x, (list, np.ndarray)):
-        a = np.asarray(x)
+        a = np.asarray(x) if isinstance(x, np.ndarray) or len(x) else np.zeros(0, np.int64)
         if a.dtype.kind == "f":
             raise IndexError(f"{op}: index lists must hold ints or bools, got {a.dtype}")
         return a
     if isinstance(x, (bool, np.bool_)):
         return np.array(x)
+    if isinstance(x, slice) and x.step is not None and x.step <= 0:
+        raise ValueError(f"{op}: slice step must be positive, got {x.step} (PyTorch has no "
+                         f"negative steps; use flip)")
     if x is None or x is Ellipsis or isinstance(x, (int, np.integer, slice)):
         return x
     raise IndexError(f"{op}: only ints, slices, None, ..., and long/bool tensors are valid "
                      f"indices, got {type(x).__name__}")
+
+
+def _sequence_as_tuple(idx):
+    """PyTorch (like numpy before 1.23) reads a list holding lists, tensors, slices, None or ...
+    as a tuple of indices: ``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``."""
+    if isinstance(idx, list) and len(idx) < 32 and any(
+            isinstance(i, (list, tuple, Tensor, slice)) or i is None or i is Ellipsis for i in idx):
+        return tuple(idx)
+    return idx
 
 
 def _normalise(op, idx):
@@ -41,6 +53,7 @@ def _is_basic(items):
 def getitem(input, idx):
     """``input[idx]``: a view for ints/slices/None/...; a copy for integer or bool tensors."""
     a = data(input, "getitem")
+    idx = _sequence_as_tuple(idx)
     items = _normalise("getitem", idx)
     try:
         if _is_basic(items):
@@ -57,9 +70,20 @@ def getitem(input, idx):
             from .creation import zeros
             gi = zeros(shape, dtype=dt)
             _scatter_into(gi._a, items, data(g, "backward"))
+            if needs_grad(g):     # create_graph=True: the scatter is differentiable in g
+                record(gi, "IndexBackwardBackward0", (g,), lambda h: (getitem(h, items),), saved=keep)
             return (gi,)
-        record(out, "IndexBackward0" if not _is_basic(items) else "SliceBackward0", (input,), backward)
+        # NOTE: ``items`` views the index tensors' memory: saving them keeps it alive
+        keep = _index_tensors(idx)
+        record(out, "IndexBackward0" if not _is_basic(items) else "SliceBackward0", (input,), backward,
+               saved=keep)
     return out
+
+
+def _index_tensors(idx):
+    """The tensors inside index ``idx`` (their memory must outlive any array viewing it)."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return [i for i in items if isinstance(i, Tensor)]
 
 
 def _advanced_get(input, a, items):
@@ -138,11 +162,13 @@ def index_select(input, dim, index):
             ga = gi._a if gi.ndim else gi._a.reshape(1)
             gg = data(g, "backward")
             gg = gg if gg.ndim else gg.reshape(1)
-            o3 = ga.reshape(int(np.prod(ga.shape[:d])), ga.shape[d], -1)
+            o3 = ga.reshape(int(np.prod(ga.shape[:d])), ga.shape[d], int(np.prod(ga.shape[d + 1:])))
             s3, keep = _three(gg, d)
             kernels().index_add_3d(o3, ix, s3)
+            if needs_grad(g):     # create_graph=True
+                record(gi, "IndexAddBackward0", (g,), lambda h: (index_select(h, d, index),))
             return (gi,)
-        record(out, "IndexSelectBackward0", (input,), backward)
+        record(out, "IndexSelectBackward0", (input,), backward, saved=[index])
     return out
 
 
@@ -206,7 +232,21 @@ def scatter_add_(input, dim, index, src):
             s3, k2 = _three(s, d)
             kernels().scatter_add_3d(o3, i3, s3)
     input._s.version += 1
+    if needs_grad(input, src):
+        record(input, "ScatterAddBackward0", (input, src),
+               lambda g: (g, _gather_grad(g, d, index, src.shape) if src._rg else None), saved=[index])
     return input
+
+
+def _gather_grad(g, dim, index, shape):
+    """The gradient of scatter_add's ``src``: ``g`` gathered at ``index``, zero where src was unused."""
+    gs = gather(g, dim, index)
+    if tuple(gs.shape) != tuple(shape):
+        from .creation import zeros
+        full = zeros(tuple(shape), dtype=gs.dtype)
+        full[tuple(slice(0, n) for n in gs.shape)] = gs
+        gs = full
+    return gs
 
 
 def scatter_add(input, dim, index, src):
@@ -241,8 +281,10 @@ def masked_select(input, mask):
             from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             gi._a[m] = data(g, "backward")
+            if needs_grad(g):     # create_graph=True
+                record(gi, "MaskedScatterBackward0", (g,), lambda h: (masked_select(h, mask),))
             return (sum_to(gi, input.shape),)
-        record(out, "MaskedSelectBackward0", (input,), backward)
+        record(out, "MaskedSelectBackward0", (input,), backward, saved=[mask])
     return out
 
 
@@ -252,13 +294,15 @@ def nonzero(input, *, as_tuple=False):
     idx = np.nonzero(data(input, "nonzero") if input.ndim else data(input, "nonzero").reshape(1))
     if as_tuple:
         return tuple(tensor(i.astype(np.int64)) for i in idx)
-    return tensor(np.stack(idx, axis=1).astype(np.int64).reshape(-1, max(input.ndim, 1)))
+    # NOTE: a 0-d tensor has no dims to index: PyTorch gives shape (1, 0) (or (0, 0) if it is zero)
+    return tensor(np.stack(idx, axis=1).astype(np.int64).reshape(-1, max(input.ndim, 1))[:, :input.ndim])
 
 
 def setitem(input, idx, value):
     """``input[idx] = value`` in place (value a number or broadcastable tensor)."""
     check_inplace("setitem", input)
     a = data(input, "setitem")
+    idx = _sequence_as_tuple(idx)
     items = _normalise("setitem", idx)
     if isinstance(value, Tensor):
         v = data(value, "setitem")
@@ -266,7 +310,7 @@ def setitem(input, idx, value):
         v, _ = as_array(value, input.dtype, "setitem")
     try:
         if _is_basic(items):
-            copy_into(np.asarray(v), a[_with_ellipsis(items)])
+            _assign_basic(a[_with_ellipsis(items)], np.asarray(v))
         else:
             a[items] = v
     except (IndexError, ValueError) as e:
@@ -277,11 +321,39 @@ def setitem(input, idx, value):
         vshape = value.shape if isinstance(value, Tensor) else None
 
         def backward(g):
-            gi = g.clone()
-            gi._a[items] = 0
-            gv = sum_to(getitem(g, items), vshape) if vshape is not None else None
-            return gi, gv
-        record(input, "CopySlices", (input, value), backward)
+            gv = None
+            if vshape is not None:
+                gv = getitem(g, items)
+                if gv.ndim < len(vshape):     # numpy lets the value carry extra leading 1s
+                    gv = gv.reshape((1,) * (len(vshape) - gv.ndim) + tuple(gv.shape))
+                gv = sum_to(gv, vshape)
+            return _zero_at(g, items, keep), gv
+        keep = _index_tensors(idx)
+        record(input, "CopySlices", (input, value), backward, saved=keep)
+
+
+def _assign_basic(dst, v):
+    """Copy value array ``v`` into the view ``dst``: numpy's broadcasting rules, safe when they overlap."""
+    while v.ndim > dst.ndim and v.shape[0] == 1:
+        v = v[0]
+    if v.ndim > dst.ndim or any(n not in (1, m) for n, m in zip(v.shape[::-1], dst.shape[::-1])):
+        raise ValueError(f"shape {tuple(v.shape)} cannot be broadcast to {tuple(dst.shape)}")
+    tmp = None
+    if v.ndim and np.may_share_memory(v, dst):
+        # NOTE: x[1:] = x[:-1] would read values it has already overwritten
+        tmp = empty(v.shape, D.from_numpy_dtype(v.dtype))
+        copy_into(v, tmp._a)
+        v = tmp._a
+    copy_into(v, dst)
+
+
+def _zero_at(g, items, keep):
+    """``g`` with the positions ``items`` set to 0 (differentiable in ``g``)."""
+    gi = g.clone()
+    gi._a[items] = 0
+    if needs_grad(g):     # create_graph=True
+        record(gi, "CopySlicesBackward0", (g,), lambda h: (_zero_at(h, items, keep),), saved=keep)
+    return gi
 
 
 def _with_ellipsis(items):

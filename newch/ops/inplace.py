@@ -6,11 +6,13 @@ Each in-place op runs its out-of-place twin and writes the result into
 tensors an earlier node saved see the version bump and backward refuses them,
 as PyTorch does.
 """
+import numpy as np
+
 from .. import dtypes as D
 from ..autograd.graph import is_grad_enabled
 from ..tensor import Tensor
 from . import arith, select, unary
-from .alloc import data, is_scalar
+from .alloc import data, empty as _empty, is_scalar
 from .pointwise import as_array, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
@@ -35,7 +37,14 @@ def _inplace(op, fn):
     def f(self, *args, **kwargs):
         check_inplace(op, self)
         data(self, op)
-        return _write(op, self, fn(self, *args, **kwargs))
+        result = fn(self, *args, **kwargs)
+        node = result._node
+        if node is not None and any(st is self._s for st, _ in node.saved):
+            # NOTE: the backward needs self's values from before the write (y.mul_(w) needs
+            # y for w's gradient): compute from a copy, as PyTorch keeps the original self.
+            from .shape import clone
+            result = fn(clone(self), *args, **kwargs)
+        return _write(op, self, result)
     f.__name__ = op
     f.__doc__ = f"In-place ``{op[:-1]}``: writes the result into ``self`` and returns it."
     return f
@@ -77,13 +86,21 @@ def copy_(self, src, non_blocking=False):
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
         raise ValueError(f"copy_: src of shape {tuple(s.shape)} cannot be broadcast to "
                          f"{tuple(a.shape)}")
+    tmp = None
+    if np.may_share_memory(s, a):
+        # NOTE: x.copy_(x.T) would read elements it has already overwritten: go through a copy
+        tmp = _empty(s.shape, src.dtype)
+        copy_into(s, tmp._a)
+        s = tmp._a
     copy_into(s, a)
     self._s.version += 1
-    if needs_grad(src):
+    if needs_grad(src) and self.dtype.is_floating_point:
         ss, sd = src.shape, src.dtype
         record(self, "CopyBackwards", (src,), lambda g: (sum_to(g, ss).to(sd),))
     elif self._node is not None and is_grad_enabled():
-        self._node = None
+        # NOTE: all old values are overwritten by a constant: no gradient flows back, but self
+        # stays a non-leaf that requires grad (a leaf without a node would collect .grad)
+        record(self, "CopyBackwards", (), lambda g: ())
     return self
 
 
@@ -106,6 +123,9 @@ def fill_(self, value):
         for (dv,) in nd_views(o.shape, [o]):
             kernels().fill_nd(dv, v)
     self._s.version += 1
+    if self._rg and is_grad_enabled():
+        # NOTE: the old values are gone: no gradient flows to them (or to anything before).
+        record(self, "FillBackward0", (), lambda g: ())
     return self
 
 

@@ -14,14 +14,20 @@ def cat(tensors, dim=0):
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"cat: expected Tensors, got {type(t).__name__} at position {i}")
+        if t.ndim == 0:
+            raise ValueError(f"cat: a 0-dim tensor (at position {i}) cannot be concatenated; "
+                             f"expected tensors with at least 1 dim (use stack)")
     # NOTE: legacy rule kept by PyTorch: 1-D empty tensors are skipped
-    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    if not parts:       # NOTE: only legacy empty tensors: PyTorch ignores dim and joins them
+        parts, dim = list(tensors), 0
     ref = parts[0]
     d = norm_dim("cat", dim, ref.ndim)
     from .. import dtypes as D
     dt = ref.dtype
-    for t in parts[1:]:
+    for t in tensors:     # NOTE: skipped empty tensors still take part in type promotion
         dt = D.promote_types(dt, t.dtype)
+    for t in parts[1:]:
         if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape)) if k != d):
             raise ValueError(f"cat: tensors must have the same shape except in dim {d}; got "
                              f"{tuple(ref.shape)} and {tuple(t.shape)}")
@@ -78,6 +84,8 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step == 0 and n == 0:        # NOTE: PyTorch allows 0 for an empty dim: one empty piece
+            return (narrow(tensor, d, 0, 0),)
         if step <= 0:
             raise ValueError(f"split: split_size must be positive, got {step}")
         sizes = [min(step, n - s) for s in range(0, n, step)] or [0]
@@ -97,6 +105,8 @@ def chunk(input, chunks, dim=0):
     if not isinstance(chunks, int) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
     d = norm_dim("chunk", dim, input.ndim)
+    if input.shape[d] == 0:       # NOTE: as PyTorch: ``chunks`` empty pieces of an empty dim
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
     return split(input, max(1, math.ceil(input.shape[d] / chunks)), d)
 
 

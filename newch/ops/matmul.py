@@ -72,9 +72,10 @@ def matmul(input, other, *, _op="matmul"):
         out = _gemm(A, B, input.dtype)
     else:
         batch = broadcast_shapes(_op, A.shape[:-2], B.shape[:-2])
-        A3 = _batch_view(A, batch)
-        B3 = _batch_view(B, batch)
+        A3, keep_a = _batch_view(A, batch)
+        B3, keep_b = _batch_view(B, batch)
         out = _bgemm(A3, B3, batch, input.dtype)
+        del keep_a, keep_b
     shape = tuple(out.shape)
     if a.ndim == 1:
         shape = shape[:-2] + shape[-1:]
@@ -88,17 +89,21 @@ def matmul(input, other, *, _op="matmul"):
 
 
 def _batch_view(X, batch):
-    """X broadcast to ``batch`` leading dims and viewed as (prod(batch), r, c)."""
+    """(X broadcast to ``batch`` leading dims viewed as (prod(batch), r, c), keep-alive).
+
+    The keep-alive is the arena tensor holding a copy when strides forbid a view: the
+    array must not outlive it (its memory goes back to the arena when it is dropped).
+    """
     import numpy as np
     full = np.broadcast_to(X, tuple(batch) + X.shape[-2:])
     bs = int(np.prod(batch)) if batch else 1
     try:
-        return full.reshape((bs,) + X.shape[-2:], copy=False)
+        return full.reshape((bs,) + X.shape[-2:], copy=False), None
     except (ValueError, TypeError):
         from .pointwise import copy_into
         tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
         copy_into(full, tmp._a)
-        return tmp._a.reshape((bs,) + X.shape[-2:])
+        return tmp._a.reshape((bs,) + X.shape[-2:]), tmp
 
 
 def _record_matmul(out, input, other):
@@ -109,10 +114,10 @@ def _record_matmul(out, input, other):
         a = input.unsqueeze(0) if input.ndim == 1 else input
         b = other.unsqueeze(-1) if other.ndim == 1 else other
         gg = g
+        if other.ndim == 1:       # NOTE: this one first: for 1-D @ 1-D, g is 0-d
+            gg = gg.unsqueeze(-1)
         if input.ndim == 1:
             gg = gg.unsqueeze(-2)
-        if other.ndim == 1:
-            gg = gg.unsqueeze(-1)
         da = sum_to(matmul(gg, b.transpose(-1, -2)), a.shape).reshape(sa) if ga else None
         db = sum_to(matmul(a.transpose(-1, -2), gg), b.shape).reshape(sb) if gb else None
         return da, db

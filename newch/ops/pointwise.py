@@ -59,8 +59,9 @@ def as_array(x, dtype, op):
         return a, t
     if dtype is D.bool_:
         return np.bool_(x), None
-    if not dtype.is_floating_point and isinstance(x, float):
-        return dtype.np.type(int(x)), None
+    if not dtype.is_floating_point:
+        # NOTE: like PyTorch, an int that does not fit wraps around (uint8: -1 -> 255)
+        return np.array(int(x), np.int64).astype(dtype.np)[()], None
     return dtype.np.type(x), None
 
 

@@ -35,9 +35,22 @@ def record(out, name, inputs, backward, saved=()):
     ``saved`` are the tensors the closure captured: autograd checks at backward
     that none was modified in place since.
     """
+    tensors = [x for x in inputs if isinstance(x, Tensor)]
+    for x in tensors:
+        vn = x._node
+        if vn is not None and vn.view_version is not None and vn.view_version != x._s.version:
+            raise RuntimeError(
+                f"{name}: an input is a view ({vn.name()}) whose base tensor was modified in place "
+                f"after the view was taken; newch autograd cannot follow that. Take the view after "
+                f"the in-place op, or .clone() it before")
     node = Node(name, backward, tuple(edge(x) for x in inputs),
                 tuple((s._s, s._s.version) for s in saved))
     outs = out if isinstance(out, tuple) else (out,)
+    # NOTE: a fresh output sharing an input's memory is a view; an in-place op's output is
+    # one of its inputs (setitem) and is not.
+    if not any(x is o for o in outs for x in tensors) and \
+            any(x._s is o._s for o in outs for x in tensors):
+        node.view_version = outs[0]._s.version
     for o in outs:
         o._node = node
         o._rg = True
@@ -57,7 +70,15 @@ def sum_to(g, shape):
 
 
 def check_inplace(op, t):
-    """Refuse in-place changes autograd cannot follow, as PyTorch does."""
-    if is_grad_enabled() and t._rg and t._node is None:
+    """Refuse in-place changes autograd cannot follow: on a leaf that requires grad (as PyTorch
+    does) and on a view of a tensor that requires grad (newch cannot carry the change back to
+    the base tensor's gradient, so it refuses rather than give a wrong one)."""
+    if not (is_grad_enabled() and t._rg):
+        return
+    if t._node is None:
         raise RuntimeError(f"{op}: a leaf tensor that requires grad is being used in an in-place "
                            f"operation; wrap it in `with newch.no_grad():` or use the out-of-place op")
+    if t._node.view_version is not None:
+        raise RuntimeError(f"{op}: in-place change of a view ({t._node.name()}) of a tensor that "
+                           f"requires grad; newch autograd cannot pass it back to the base tensor. "
+                           f"Use the out-of-place op, or .clone() the view first")

@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
-from ..autograd.graph import no_grad
+from ..autograd.graph import is_grad_enabled, no_grad
 from .alloc import data, empty, kernels, norm_dims
 from .arith import div, mul, sub
 from .pointwise import copy_into, launch_binary
@@ -96,7 +96,11 @@ def _expand_back(g, shape, dims, keepdim):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over all elements, or over ``dim`` (int or tuple)."""
     dims = norm_dims("sum", dim, input.ndim)
-    out = reduce("sum", C.SUM, input, dims, keepdim, _acc_dtype(C.SUM, input.dtype, dtype))
+    acc = _acc_dtype(C.SUM, input.dtype, dtype)
+    if needs_grad(input) and not acc.is_floating_point:
+        raise TypeError(f"sum: autograd does not support a {acc} result (dtype=) of a tensor that "
+                        f"requires grad")
+    out = reduce("sum", C.SUM, input, dims, keepdim, acc)
     if needs_grad(input):
         shape = input.shape
         record(out, "SumBackward1" if dim is not None else "SumBackward0", (input,),
@@ -107,7 +111,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
     dims = norm_dims("nansum", dim, input.ndim)
-    return reduce("nansum", C.NANSUM, input, dims, keepdim, _acc_dtype(C.SUM, input.dtype, dtype))
+    out = reduce("nansum", C.NANSUM, input, dims, keepdim, _acc_dtype(C.SUM, input.dtype, dtype))
+    if needs_grad(input):
+        shape = input.shape
+
+        def backward(g):
+            from .select import where
+            gg = _expand_back(g, shape, dims, keepdim).expand(shape)
+            return (where(input != input, 0.0, gg),)
+        record(out, "NansumBackward0", (input,), backward, saved=[input])
+    return out
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -145,18 +158,38 @@ def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
         out = reduce("var", C.SUMSQDEV, input, dims, keepdim, input.dtype, center=m)
     _scale_inplace(out, 1.0 / max(n - correction, 0) if n - correction > 0 else float("nan"))
     if needs_grad(input):
-        shape = input.shape
-        def backward(g):
-            gg = _expand_back(g, shape, dims, keepdim)
-            return (mul(mul(gg, sub(input, m)), 2.0 / (n - correction)),)
-        record(out, "VarBackward0", (input,), backward, saved=[input])
+        record(out, "VarBackward0", (input,),
+               lambda g: (_var_grad(g, input, m, dims, keepdim, n - correction),), saved=[input])
     return out
 
 
+def _var_grad(g, x, m, dims, keepdim, dof):
+    """d var / dx times ``g``: 2 (x - mean) g / dof (NaN when dof <= 0, like the value)."""
+    gg = _expand_back(g, x.shape, dims, keepdim)
+    # NOTE: under create_graph the mean must be part of the graph (it depends on x)
+    mu = mean(x, dims, keepdim=True) if is_grad_enabled() else m
+    return mul(mul(gg, sub(x, mu)), 2.0 / dof if dof > 0 else float("nan"))
+
+
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    """Standard deviation: the square root of ``var``."""
+    """Standard deviation: the square root of ``var``; where it is 0 its gradient is 0 (as PyTorch)."""
     from .unary import sqrt
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    with no_grad():
+        out = sqrt(var(input, dim, correction=correction, keepdim=keepdim))
+    if needs_grad(input):
+        dims = norm_dims("std", dim, input.ndim)
+        dof = math.prod(input.shape[d] for d in dims) - correction
+        with no_grad():
+            m = mean(input, dims, keepdim=True)
+
+        def backward(g):
+            from .select import where
+            gv = where(out == 0, 0.0, div(g, mul(out, 2.0)))
+            return (_var_grad(gv, input, m, dims, keepdim, dof),)
+        record(out, "StdBackward0", (input,), backward, saved=[input, out])
+    return out
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):

@@ -17,7 +17,10 @@ def where(condition, input=None, other=None):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
     if condition.dtype is not D.bool_:
         condition = condition.to(D.bool_)
-    dt = operand_dtype("where", input, other)
+    if is_scalar(input) and is_scalar(other):
+        dt = D.result_type([], [], [input, other])     # where(c, 1.0, 0.0): float32, like torch
+    else:
+        dt = operand_dtype("where", input, other)
     A, ka = as_array(input, dt, "where")
     B, kb = as_array(other, dt, "where")
     cond = data(condition, "where")
@@ -45,6 +48,8 @@ def clamp(input, min=None, max=None):
     """Limit values to [min, max] (either may be None; tensors broadcast)."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise TypeError("clamp: min and max must both be numbers or both be tensors (as in PyTorch)")
     from .arith import maximum, minimum
     from ..autograd.graph import no_grad
     with no_grad():
@@ -61,9 +66,15 @@ def clamp(input, min=None, max=None):
             if max is not None:
                 below = input <= max
                 keep = below if keep is None else keep & below
-            gi = where(keep, g, 0.0)
-            gmin = sum_to(where(input < min, g, 0.0), min.shape) if isinstance(min, Tensor) else None
-            gmax = sum_to(where(input > max, g, 0.0), max.shape) if isinstance(max, Tensor) else None
+            gi = sum_to(where(keep, g, 0.0), input.shape)
+            gmin = gmax = None
+            # NOTE: where min > max the result is max: the gradient goes to max (as PyTorch)
+            if isinstance(min, Tensor):
+                lo = input < min if max is None else (input < min) & (min < max)
+                gmin = sum_to(where(lo, g, 0.0), min.shape)
+            if isinstance(max, Tensor):
+                hi = input > max if min is None else (input > max) | (max < min)
+                gmax = sum_to(where(hi, g, 0.0), max.shape)
             return gi, gmin, gmax
         record(out, "ClampBackward1", (input, min, max), backward, saved=[input])
     return out
@@ -96,12 +107,17 @@ def masked_fill(input, mask, value):
             raise ValueError(f"masked_fill: value must be a 0-dim tensor or a number, got shape "
                              f"{tuple(value.shape)}")
         value = value.item()
-    out = input.clone()
+    ishape = tuple(input.shape)
+    shape = broadcast_shapes("masked_fill", ishape, tuple(mask.shape)) if isinstance(mask, Tensor) \
+        else ishape
+    # NOTE: a mask with more (or larger) dims than input widens the result, as in PyTorch
+    out = (input.expand(shape) if shape != ishape else input).clone()
     from ..autograd.graph import no_grad
     with no_grad():
         masked_fill_(out, mask, value)
     if needs_grad(input):
-        record(out, "MaskedFillBackward0", (input,), lambda g: (where(mask, 0.0, g),), saved=[mask])
+        record(out, "MaskedFillBackward0", (input,),
+               lambda g: (sum_to(where(mask, 0.0, g), ishape),), saved=[mask])
     return out
 
 
@@ -116,7 +132,9 @@ def masked_fill_(input, mask, value):
         value = value.item()
     a = data(input, "masked_fill_")
     m = data(mask, "masked_fill_")
-    broadcast_shapes("masked_fill_", a.shape, m.shape)
+    if broadcast_shapes("masked_fill_", a.shape, m.shape) != tuple(a.shape):
+        raise ValueError(f"masked_fill_: a mask of shape {tuple(m.shape)} does not broadcast to the "
+                         f"tensor's shape {tuple(a.shape)}")
     if a.size:
         val, _ = as_array(value, input.dtype, "masked_fill_")
         o = a if a.ndim else a.reshape(1)
@@ -124,6 +142,8 @@ def masked_fill_(input, mask, value):
         for dv, mv in nd_views(o.shape, [o, mm]):
             kernels().masked_fill_nd(dv, mv, val)
     input._s.version += 1
+    if needs_grad(input):
+        record(input, "MaskedFillBackward0", (input,), lambda g: (where(mask, 0.0, g),), saved=[mask])
     return input
 
 

@@ -76,6 +76,7 @@ def reshape_as(input, other):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim``..``end_dim`` into one."""
     if input.ndim == 0:
+        norm_dim("flatten", start_dim, 0), norm_dim("flatten", end_dim, 0)    # range checks only
         return reshape(input, 1)
     s = norm_dim("flatten", start_dim, input.ndim)
     e = norm_dim("flatten", end_dim, input.ndim)
@@ -89,6 +90,8 @@ def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes``."""
     d = norm_dim("unflatten", dim, input.ndim)
     shp = tuple(input.shape)
+    if not len(sizes):
+        raise ValueError("unflatten: sizes must be non-empty")
     sizes = _infer("unflatten", tuple(sizes), shp[d])
     return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
@@ -154,7 +157,7 @@ def movedim(input, source, destination):
     d = norm_dim("movedim", destination, input.ndim)
     order = [i for i in range(input.ndim) if i != s]
     order.insert(d, s)
-    return permute(input, order)
+    return permute(input, order if input.ndim else ())    # NOTE: a 0-d tensor moves to itself
 
 
 def expand(input, *sizes):

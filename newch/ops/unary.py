@@ -10,6 +10,9 @@ from .record import needs_grad, record
 
 _INT_OK = {C.NEG, C.ABS, C.SIGN, C.SQUARE, C.RELU}
 _IDENTITY_ON_INT = {C.FLOOR, C.CEIL, C.ROUND, C.TRUNC}
+# NOTE: as in PyTorch: these refuse bool tensors, and silu / gelu refuse every non-float dtype
+_NO_BOOL = {C.NEG, C.ABS, C.RELU, C.FLOOR, C.CEIL, C.ROUND, C.TRUNC}
+_FLOAT_ONLY = {C.SILU, C.GELU_ERF}
 
 
 def unary(op, code, x, name=None, grad=None, saves="x"):
@@ -17,9 +20,14 @@ def unary(op, code, x, name=None, grad=None, saves="x"):
     a = data(x, op)
     dt = x.dtype
     if not dt.is_floating_point:
-        if code in _IDENTITY_ON_INT:
+        if code in _FLOAT_ONLY or (dt is D.bool_ and code in _NO_BOOL):
+            raise TypeError(f"{op}: not supported for {dt} tensors")
+        if code in _IDENTITY_ON_INT or (dt is D.bool_ and code == C.SIGN):
             return x.clone()
-        if code not in _INT_OK or dt is D.bool_:
+        if dt is D.bool_ and code == C.SQUARE:
+            x = cast(x, D.int64, op)      # NOTE: PyTorch squares bools as int64
+            a, dt = x._a, x.dtype
+        elif code not in _INT_OK:
             x = cast(x, D.get_default_dtype(), op)
             a, dt = x._a, x.dtype
     out = empty(a.shape, dt)
@@ -79,8 +87,10 @@ trunc = _op("trunc", C.TRUNC, "TruncBackward0", _zero_grad, None)
 fix = trunc
 
 
-def round(input, decimals=0):
-    """Round half to even; ``decimals`` rounds to that many decimal places."""
+def round(input, *, decimals=None):
+    """Round half to even; ``decimals`` (float tensors only, as in PyTorch) rounds to that many places."""
+    if decimals is not None and not input.dtype.is_floating_point:
+        raise TypeError(f"round: decimals={decimals} needs a floating point tensor, got {input.dtype}")
     if decimals:
         scale = 10.0 ** decimals
         return div(round(mul(input, scale)), scale)

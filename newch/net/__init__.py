@@ -1,0 +1,19 @@
+"""``newch.net`` (also ``newch.nn``): modules, layers, losses, ``functional`` and ``init``.
+
+``import newch.nn as nn`` works as in PyTorch. Parameters and buffers always
+live in persistent memory (they survive ``step_end()``); building a model
+allocates nothing in the step arena.
+"""
+from . import functional, init
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .containers import ModuleDict, ModuleList, Sequential
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .loss import HuberLoss, L1Loss, MSELoss, SmoothL1Loss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
+           "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "Flatten", "Unflatten", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "functional", "init"]

@@ -1,0 +1,13 @@
+"""``newch.nn.functional`` (``import newch.nn.functional as F``): layers as plain functions.
+
+Same names, signatures and defaults as ``torch.nn.functional``. Everything is
+built from newch ops, so autograd and the memory model apply unchanged.
+"""
+from .activation import (elu, elu_, gelu, leaky_relu, leaky_relu_, log_softmax, relu, relu_,
+                         sigmoid, silu, softmax, tanh)
+from .linear import linear
+from .loss import huber_loss, l1_loss, mse_loss, smooth_l1_loss
+
+__all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
+           "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "huber_loss"]

@@ -1,0 +1,146 @@
+"""Activations with a hand-written backward: leaky_relu, elu, gelu (tanh), softmax, log_softmax.
+
+Each forward runs existing kernels under ``no_grad`` (so its intermediates are
+freed at once) and records a single node that saves only what its gradient
+needs: the output where the output determines the slope, else the input.
+softmax and log_softmax subtract the maximum along ``dim`` first, so large
+logits neither overflow nor lose precision.
+"""
+import math
+
+from ..autograd.graph import no_grad
+from ..kernels import codes as C
+from .alloc import data, need_float, norm_dim
+from .arith import add, gt, mul, sub
+from .pointwise import launch_binary, launch_unary
+from .record import needs_grad, record
+from .reduce import reduce, sum as _sum
+from .select import where
+from .unary import exp, expm1, gelu_erf, log, tanh
+
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def leaky_relu(input, negative_slope=0.01):
+    """x where x > 0, else negative_slope * x.
+
+    Example:
+        >>> leaky_relu(newch.tensor([-2.0, 3.0]), 0.1).tolist()
+        [-0.2, 3.0]
+    """
+    need_float("leaky_relu", input)
+    with no_grad():
+        out = where(gt(input, 0), input, mul(input, negative_slope))
+    if needs_grad(input):
+        # NOTE: with a slope >= 0 the output has the input's sign, so keep the output
+        # (it survives an in-place write of the result into the input).
+        ref = out if negative_slope >= 0 else input
+        record(out, "LeakyReluBackward0", (input,),
+               lambda g: (where(gt(ref, 0), g, mul(g, negative_slope)),), saved=[ref])
+    return out
+
+
+def elu(input, alpha=1.0):
+    """x where x > 0, else alpha * (exp(x) - 1).
+
+    Example:
+        >>> [round(v, 4) for v in elu(newch.tensor([-1.0, 2.0])).tolist()]
+        [-0.6321, 2.0]
+    """
+    need_float("elu", input)
+    with no_grad():
+        out = where(gt(input, 0), input, mul(expm1(input), alpha))
+    if needs_grad(input):
+        if alpha >= 0:
+            # NOTE: for x <= 0 the slope alpha * exp(x) equals out + alpha.
+            record(out, "EluBackward0", (input,),
+                   lambda g: (where(gt(out, 0), g, mul(g, add(out, alpha))),), saved=[out])
+        else:
+            record(out, "EluBackward0", (input,),
+                   lambda g: (where(gt(input, 0), g, mul(g, mul(exp(input), alpha))),),
+                   saved=[input])
+    return out
+
+
+def _gelu_tanh_parts(x):
+    """(tanh(u), du/dx) with u = sqrt(2/pi) * (x + 0.044715 x^3)."""
+    x2 = mul(x, x)
+    u = mul(mul(x, add(mul(x2, _GELU_C), 1.0)), _GELU_K)
+    du = mul(add(mul(x2, 3.0 * _GELU_C), 1.0), _GELU_K)
+    return tanh(u), du
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit x * Phi(x); ``approximate='tanh'`` uses the tanh formula.
+
+    Example:
+        >>> round(gelu(newch.tensor([1.0])).item(), 4)
+        0.8413
+    """
+    if approximate == "none":
+        return gelu_erf(input)
+    if approximate != "tanh":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    need_float("gelu", input)
+    with no_grad():
+        t, _ = _gelu_tanh_parts(input)
+        out = mul(mul(input, add(t, 1.0)), 0.5)
+    if needs_grad(input):
+        def backward(g):
+            th, du = _gelu_tanh_parts(input)
+            # d/dx [x (1 + tanh u) / 2] = (1 + tanh u) / 2 + x (1 - tanh^2 u) u' / 2
+            slope = add(mul(add(th, 1.0), 0.5),
+                        mul(mul(input, sub(1.0, mul(th, th))), mul(du, 0.5)))
+            return (mul(g, slope),)
+        record(out, "GeluBackward0", (input,), backward, saved=[input])
+    return out
+
+
+def _shifted(op, x, d):
+    """(x - max(x), max(x)) along ``d``: the first is <= 0, so its exp cannot overflow."""
+    m = reduce(op, C.MAX, x, (d,) if x.ndim else (), True, x.dtype)
+    return sub(x, m), m
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``, computed as exp(x - max) / sum(exp(x - max)).
+
+    Example:
+        >>> softmax(newch.tensor([0.0, 0.0]), 0).tolist()
+        [0.5, 0.5]
+    """
+    x = input.to(dtype) if dtype is not None else input
+    need_float("softmax", x)
+    d = norm_dim("softmax", dim, x.ndim)
+    with no_grad():
+        out, _ = _shifted("softmax", x, d)
+        a = data(out, "softmax")
+        # NOTE: out is a fresh contiguous tensor: the elementwise kernels may write it in place.
+        launch_unary(C.EXP, a, a)
+        launch_binary(C.DIV, a, data(_sum(out, d, keepdim=True), "softmax"), a)
+    if needs_grad(x):
+        record(out, "SoftmaxBackward0", (x,),
+               lambda g: (mul(out, sub(g, _sum(mul(g, out), d, keepdim=True))),), saved=[out])
+    return out
+
+
+def log_softmax(input, dim, dtype=None):
+    """(x - max) - log(sum(exp(x - max))) along ``dim``: log(softmax) without overflow or log(0).
+
+    Example:
+        >>> [round(v, 4) for v in log_softmax(newch.tensor([0.0, 0.0]), 0).tolist()]
+        [-0.6931, -0.6931]
+    """
+    x = input.to(dtype) if dtype is not None else input
+    need_float("log_softmax", x)
+    d = norm_dim("log_softmax", dim, x.ndim)
+    with no_grad():
+        out, m = _shifted("log_softmax", x, d)
+        total = reduce("log_softmax", C.SUMEXP, x, (d,) if x.ndim else (), True, x.dtype, center=m)
+        a = data(out, "log_softmax")
+        launch_binary(C.SUB, a, data(log(total), "log_softmax"), a)
+    if needs_grad(x):
+        record(out, "LogSoftmaxBackward0", (x,),
+               lambda g: (sub(g, mul(exp(out), _sum(g, d, keepdim=True))),), saved=[out])
+    return out
