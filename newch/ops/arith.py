@@ -223,7 +223,9 @@ def pow(input, exponent):
             da = db = None
             if ga:
                 if isinstance(exponent, Tensor):
-                    da = sum_to(mul(mul(g, exponent), pow(input, sub(exponent, 1))), sa)
+                    # NOTE: an exponent of 0 contributes 0 (not 0 * 0**-1 = nan), as in PyTorch
+                    da = sum_to(where(eq(exponent, 0), 0.0,
+                                      mul(mul(g, exponent), pow(input, sub(exponent, 1)))), sa)
                 else:
                     da = mul(g, 0.0) if exponent == 0 else mul(mul(g, exponent), pow(input, exponent - 1))
             if gb:

@@ -105,7 +105,7 @@ def gradcheck(fn, *inputs, eps=EPS, atol=ATOL, rtol=RTOL, wrt=None, seed=0):
                                    err_msg=f"gradient of input {k}: analytic (actual) vs numeric (desired)")
 
 
-def _first_grad_fn(fn, n, seed):
+def _first_grad_fn(fn, seed):
     """x -> sum_i <d(sum(fn(x) * w))/dx_i, v_i>, built with create_graph=True."""
     state = {}
 
@@ -134,7 +134,7 @@ def _first_grad_fn(fn, n, seed):
 def gradgradcheck(fn, *inputs, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
     """Assert the second derivatives of ``fn`` (through create_graph=True) match differences."""
     arrays = [np.array(a, dtype=np.float64) for a in inputs]
-    first = _first_grad_fn(fn, len(arrays), seed)
+    first = _first_grad_fn(fn, seed)
     xs = [newch.tensor(a, requires_grad=True) for a in arrays]
     total = first(*xs)
     assert total.requires_grad, "gradgradcheck: the first gradient is not differentiable " \

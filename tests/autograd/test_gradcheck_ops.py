@@ -351,6 +351,24 @@ SELECT = [
     case("addcdiv", lambda a, b, c: a.addcdiv(b, c, value=-2.0), u(2, 3), u(2, 1), away(2, 3)),
 ]
 
+ACTIVATION = [
+    case("softmax", lambda a: newch.softmax(a, 1), u(2, 3, lo=-2, hi=2)),
+    case("softmax_dim0", lambda a: a.softmax(0), u(3, 2)),
+    case("log_softmax", lambda a: newch.log_softmax(a, -1), u(2, 3, lo=-2, hi=2)),
+    case("log_softmax_3d_mid", lambda a: newch.log_softmax(a, 1), u(2, 3, 2)),
+    case("gelu", lambda a: newch.gelu(a), u(2, 3, lo=-3, hi=3)),
+    case("gelu_tanh", lambda a: newch.gelu(a, approximate="tanh"), u(2, 3, lo=-3, hi=3)),
+    case("elu", lambda a: newch.elu(a), away(2, 3, gap=0.1)),
+    case("elu_alpha", lambda a: newch.elu(a, alpha=0.5), away(2, 3, gap=0.1)),
+    case("leaky_relu", lambda a: newch.leaky_relu(a, 0.2), away(2, 3, gap=0.1)),
+    # piecewise-constant ops: zero gradient away from their jumps
+    case("sign", lambda a: a.sign() * a, away(2, 3, gap=0.1)),
+    case("floor_ceil_round_trunc", lambda a: (a.floor() + a.ceil() + a.round() + a.trunc()) * a,
+         np.array([0.3, -1.2, 2.6, -0.7])),
+    case("nansum", lambda a: a.nansum(1), u(2, 3)),
+    case("type_as", lambda a, b: a.type_as(b) * b, u(2, 3), u(2, 3)),
+]
+
 COMPOSITE = [
     case("softmax_like", lambda a: (a - a.logsumexp(1, keepdim=True)).exp(), u(2, 3)),
     case("mlp", lambda x, w, b: ((x @ w + b).tanh() * 2.0).sum(1), u(4, 3), u(3, 2), u(2)),
@@ -358,7 +376,7 @@ COMPOSITE = [
     case("normalise", lambda a: (a - a.mean(0)) / (a.var(0) + 1e-3).sqrt(), u(4, 2)),
 ]
 
-ALL = ARITH + UNARY + REDUCE + MATMUL + SHAPE + INDEXING + SETITEM + SELECT + COMPOSITE
+ALL = ARITH + UNARY + REDUCE + MATMUL + SHAPE + INDEXING + SETITEM + SELECT + ACTIVATION + COMPOSITE
 
 
 @pytest.mark.parametrize("fn, inputs, kw", ALL)

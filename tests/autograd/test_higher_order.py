@@ -69,6 +69,11 @@ CASES = [
     case("setitem", lambda a, b: _setitem(a, b).square(), u(3, 2), u(2)),
     case("scatter_add", lambda a, s: newch.scatter_add(a, 1, L(0, 2, 0, 1).reshape(2, 2), s).square(),
          u(2, 3), u(2, 2)),
+    case("softmax", lambda a: newch.softmax(a, 1) * a, u(2, 3)),
+    case("log_softmax", lambda a: newch.log_softmax(a, 0).square(), u(3, 2)),
+    case("gelu_elu_leaky", lambda a: newch.gelu(a) + newch.elu(a) * a + newch.leaky_relu(a, 0.1) * a,
+         np.array([0.5, -1.5, 2.0, -0.3])),
+    case("gelu_tanh", lambda a: newch.gelu(a, approximate="tanh"), u(3)),
     case("softmax_cross_entropy", lambda a: -(a - a.logsumexp(1, keepdim=True))[L(0, 1), L(2, 0)], u(2, 3)),
 ]
 

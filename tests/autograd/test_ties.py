@@ -90,6 +90,10 @@ def test_var_of_one_element_has_nan_gradient():
     assert np.isnan(x.grad.item())
 
 
+def test_nansum_gives_zero_gradient_to_nans():
+    assert grad_of(lambda x: x.nansum(), [float("nan"), 1.0, -2.0]) == [0.0, 1.0, 1.0]
+
+
 def test_relu_and_abs_at_zero():
     assert grad_of(lambda x: x.relu(), [-1.0, 0.0, 1.0]) == [0.0, 0.0, 1.0]
     assert grad_of(lambda x: x.abs(), [-1.0, 0.0, 1.0]) == [-1.0, 0.0, 1.0]
