@@ -3,10 +3,11 @@
     python benchmarks/bench_matmul.py [--sizes 64,128,256,512,1024] [--threads 1,2]
                                       [--dtypes float32,float64] [--reps 7]
 
-For each thread count, size (square n x n x n) and dtype it prints the best
-GFLOP/s (2*n^3 / time of one call) of newch and numpy, best over several
-bursts of calls after a warm-up, and their ratio. Both libraries get the same thread count. The two
-are timed in alternation so that a noisy machine slows both alike.
+For each thread count, size (square n x n x n) and dtype it prints the
+GFLOP/s (2*n^3 / time of one call) of newch and of numpy, each the best over
+``--reps`` bursts of calls after a warm-up, and their ratio. Both libraries
+get the same thread count. Bursts alternate between the two (with a pause
+between bursts) so that a noisy machine slows both alike.
 
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (which can pin OpenBLAS to a slower
 kernel) are removed from the environment before numpy loads: if they are set,

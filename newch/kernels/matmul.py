@@ -60,9 +60,9 @@ NC = 512
 # a transposing copy moves PACK_KB x lanes blocks.
 PACK_K = 256
 PACK_KB = 16
-# Halve tiles until a product has at least MIN_TILES (a power of two of equal
-# tiles keeps 2 or 4 threads evenly loaded), but keep at least
-# MIN_TILE_PANELS A micro-panels per tile: fewer rows re-read B too often.
+# Halve tiles until a product has at least MIN_TILES (enough near-equal tasks
+# to keep 2 or 4 threads evenly loaded), but keep at least MIN_TILE_PANELS A
+# micro-panels per tile: fewer rows re-read B too often.
 MIN_TILES = 8
 MIN_TILE_PANELS = 4
 # At most this many compute tasks, so the scratch (one workspace per task)
@@ -120,6 +120,8 @@ def bgemm_scratch(B, M, N, K):
     """Scratch elements ``bgemm`` needs for (B, M, K) @ (B, K, N), float32 or float64."""
     if B == 0 or M == 0 or N == 0 or K == 0:
         return 0
+    if N == 1:
+        M, N = 1, M         # computed transposed, see bgemm
     return max(_layout(B, M, N, K, NV * VBYTES // size)[5] for size in (4, 8))
 
 
@@ -423,6 +425,12 @@ def bgemm(a, b, out, scratch):
     if K == 0:
         out.fill(0)
         return
+    if N == 1 and M > 1:
+        # NOTE: a matrix-vector product would pad the one column of B to NR;
+        # out^T = b^T @ a^T is the same (B, 1, M) memory and the same FMA
+        # chains (fma(x, y, c) == fma(y, x, c)), with B panels no bigger than a.
+        a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
+        M, N = 1, M
     tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, NV * VBYTES // dt.itemsize)
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than bgemm_scratch()")

@@ -4,6 +4,7 @@ Accuracy bound: a sum of K products carries at most about K*eps*(|a| @ |b|)
 rounding error, so each result must lie within (K + 2)*eps*(|a| @ |b|) of the
 float64 product. A dropped, doubled or misplaced term breaks that bound.
 """
+import itertools
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from newch.kernels.ref import matmul as ref
 DTYPES = (np.float32, np.float64)
 SHAPES = [  # (M, N, K)
     (0, 5, 3), (4, 0, 3), (4, 5, 0), (1, 1, 1), (1, 7, 1), (7, 1, 9), (3, 5, 7),
-    (8, 32, 16), (9, 33, 17), (16, 16, 300), (67, 131, 29), (1, 200, 300), (200, 1, 300),
+    (8, 32, 16), (9, 33, 17), (16, 16, 300), (67, 131, 29), (1, 200, 300), (200, 1, 300), (1000, 1, 2000),
     (97, 100, 103), (300, 257, 513),
 ]
 
@@ -68,11 +69,12 @@ def _assert_close(out, a, b):
 
 
 def _layouts(rng, M, K, dtype):
-    """The same kind of (M, K) operand as C, transposed (F), strided and reversed views."""
+    """An (M, K) operand as C, transposed (F), strided and reversed views (negative strides)."""
     yield "C", _rand(rng, (M, K), dtype)
     yield "F", _rand(rng, (K, M), dtype).T
     yield "strided", _rand(rng, (2 * M + 1, 3 * K + 2), dtype)[1::2, 2::3]
     yield "reversed", _rand(rng, (M, K), dtype)[::-1, ::-1]
+    yield "rows reversed", _rand(rng, (M, K), dtype)[::-1]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -91,7 +93,7 @@ def test_gemm_matches_ref(M, N, K, dtype):
 @pytest.mark.parametrize("M,N,K", [(5, 3, 4), (67, 131, 29), (130, 70, 90)])
 def test_gemm_any_strides(M, N, K, dtype):
     rng = np.random.default_rng(7)
-    for (la, a), (lb, bt) in zip(_layouts(rng, M, K, dtype), reversed(list(_layouts(rng, N, K, dtype)))):
+    for (_, a), (_, bt) in itertools.product(_layouts(rng, M, K, dtype), list(_layouts(rng, N, K, dtype))):
         b = bt.T
         _assert_close(_call(jit, a, b), a, b)
     # stride-0 broadcasts on either axis
@@ -139,6 +141,8 @@ def test_bits_do_not_depend_on_blocking():
         assert np.array_equal(corner, big[-9:, -5:])
         stack = _bcall(jit, np.stack([a[:50], a[50:100]]), np.stack([b, b]))
         assert np.array_equal(stack[1], big[50:100])
+        column = _call(jit, a, b[:, 7:8])           # matrix-vector, computed transposed
+        assert np.array_equal(column, big[:, 7:8])
 
 
 def test_bad_arguments_raise():
