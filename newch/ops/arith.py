@@ -251,9 +251,14 @@ def rpow(input, other):
 
 
 def _bool_pow(base, exp):
-    """``base ** exp`` of bools: True unless base is False and exp True (no kernel needed)."""
-    from .unary import logical_not
-    return logical_or(base, logical_not(exp) if isinstance(exp, Tensor) else not exp)
+    """``bool tensor ** bool``: True unless base is False and exp True (no kernel needed).
+
+    NOTE: like PyTorch, a bool tensor as the exponent is refused.
+    """
+    if isinstance(exp, Tensor):
+        raise TypeError("pow: not supported with a bool tensor exponent; convert with .int() "
+                        "or .float() first")
+    return logical_or(base, not exp)
 
 
 def _minmax(op, code, name, input, other):

@@ -44,7 +44,10 @@ def test_integer_array_indexing_is_a_copy(idx):
         if isinstance(idx, tuple) else newch.tensor(idx)
     for index in (idx, tidx):
         r = x[index]
-        np.testing.assert_array_equal(r.numpy(), a[idx])
+        # NOTE: PyTorch 2.13 still reads a list of lists as a tuple of indices (numpy 2 no
+        # longer does): x[[[0, 1], [3, 3]]] is x[[0, 1], [3, 3]].
+        nested = index is idx and isinstance(idx, list) and any(isinstance(i, list) for i in idx)
+        np.testing.assert_array_equal(r.numpy(), a[tuple(idx)] if nested else a[idx])
         assert r._s is not x._s
         r.fill_(-1.0) if r.numel() else None
         np.testing.assert_array_equal(x.numpy(), a)
