@@ -28,7 +28,9 @@ def _scaled(op, input, other, alpha):
         return other
     if dt is D.bool_:
         return other if alpha else False
-    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if isinstance(other, Tensor):       # NOTE: scale in the result dtype (uint8 * -1 would wrap)
+        return mul(other if other.dtype is dt else other.to(dt), alpha)
+    return other * alpha
 
 
 def add(input, other, *, alpha=1):
@@ -90,19 +92,14 @@ def _wants(x):
 
 def div(input, other, *, rounding_mode=None):
     """input / other; ``rounding_mode`` None (true division), "trunc" or "floor"."""
-    if rounding_mode == "floor":
-        out = _floor_div(input, other)
+    if rounding_mode in ("floor", "trunc"):
+        out = _floor_div(input, other) if rounding_mode == "floor" else _trunc_div(input, other)
         if needs_grad(input, other) and out.dtype.is_floating_point:
+            # NOTE: as PyTorch: a rounded quotient has gradient 0 (even where other is 0)
             sa, sb = _shape(input), _shape(other)
             record(out, "DivBackward2", (input, other),
                    lambda g: (sum_to(mul(g, 0.0), sa), sum_to(mul(g, 0.0), sb)))
         return out
-    if rounding_mode == "trunc":
-        q = div(input, other)
-        from .unary import trunc
-        r = trunc(q)
-        dt = operand_dtype("div", input, other)
-        return r if dt.is_floating_point else r.to(dt)
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     dt = _float_dtype("div", input, other)
@@ -134,6 +131,19 @@ def rdiv(input, other):
     return out
 
 
+def _trunc_div(input, other):
+    """input / other rounded toward zero, in the operands' dtype, recording nothing."""
+    from ..autograd.graph import no_grad
+    from .unary import trunc
+    dt = operand_dtype("div", input, other)
+    if dt is D.bool_:
+        raise TypeError("div: rounding_mode='trunc' is not supported for bool tensors")
+    _check_int_divisor("div", dt, input, other)
+    with no_grad():
+        r = trunc(div(input, other))
+    return r if dt.is_floating_point else r.to(dt)
+
+
 def _floor_div(input, other):
     """Floor of input / other, recording nothing."""
     dt = operand_dtype("floor_divide", input, other)
@@ -150,6 +160,11 @@ def _check_int_divisor(op, dt, input, other):
     zero = (other._a == 0).any() if isinstance(other, Tensor) else other == 0
     if zero:
         raise ZeroDivisionError(f"{op}: integer division by zero")
+
+
+def _no_bool(op, input, other):
+    if operand_dtype(op, input, other) is D.bool_:
+        raise TypeError(f"{op}: not supported for bool tensors")
 
 
 def _no_derivative(op):
@@ -173,6 +188,7 @@ def rfloordiv(input, other):
 
 def remainder(input, other):
     """Python-style modulus: the result has the sign of ``other``."""
+    _no_bool("remainder", input, other)
     _check_int_divisor("remainder", operand_dtype("remainder", input, other), input, other)
     out = binary("remainder", C.REMAINDER, input, other)
     if needs_grad(other) and not isinstance(input, Tensor):
@@ -192,6 +208,7 @@ def rmod(input, other):
 
 def fmod(input, other):
     """C-style modulus: the result has the sign of ``input``."""
+    _no_bool("fmod", input, other)
     _check_int_divisor("fmod", operand_dtype("fmod", input, other), input, other)
     out = binary("fmod", C.FMOD, input, other)
     if needs_grad(input, other):
@@ -246,7 +263,12 @@ def rpow(input, other):
     if needs_grad(input):
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base = float(np.log(np.float64(other)))
-        record(out, "PowBackward1", (input,), lambda g: (mul(mul(g, out), log_base),), saved=[out])
+        def backward(g):
+            if other != 0:
+                return (mul(mul(g, out), log_base),)
+            from .select import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
+            return (where(ge(input, 0), 0.0, mul(mul(g, out), log_base)),)
+        record(out, "PowBackward1", (input,), backward, saved=[out] + ([input] if other == 0 else []))
     return out
 
 

@@ -156,7 +156,8 @@ def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     with no_grad():
         m = mean(input, dims, keepdim=True)
         out = reduce("var", C.SUMSQDEV, input, dims, keepdim, input.dtype, center=m)
-    _scale_inplace(out, 1.0 / max(n - correction, 0) if n - correction > 0 else float("nan"))
+    # NOTE: no degrees of freedom left divides by 0, as PyTorch: inf (nan where all values agree)
+    _scale_inplace(out, 1.0 / (n - correction) if n - correction > 0 else float("inf"))
     if needs_grad(input):
         record(out, "VarBackward0", (input,),
                lambda g: (_var_grad(g, input, m, dims, keepdim, n - correction),), saved=[input])
@@ -168,7 +169,7 @@ def _var_grad(g, x, m, dims, keepdim, dof):
     gg = _expand_back(g, x.shape, dims, keepdim)
     # NOTE: under create_graph the mean must be part of the graph (it depends on x)
     mu = mean(x, dims, keepdim=True) if is_grad_enabled() else m
-    return mul(mul(gg, sub(x, mu)), 2.0 / dof if dof > 0 else float("nan"))
+    return mul(mul(gg, sub(x, mu)), 2.0 / dof if dof > 0 else float("inf"))
 
 
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
@@ -220,7 +221,7 @@ def _prod_without_each(x, dims):
     res = np.empty_like(a)
     for idx in np.ndindex(a.shape):
         sl = tuple(slice(None) if d in dims else idx[d] for d in range(a.ndim))
-        block = a[sl].copy()
+        block = np.array(a[sl])      # NOTE: an array even for a 0-d input (a[()] is a scalar)
         pos = tuple(idx[d] for d in dims)
         block[pos] = 1.0
         res[idx] = block.prod()

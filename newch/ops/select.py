@@ -48,7 +48,8 @@ def clamp(input, min=None, max=None):
     """Limit values to [min, max] (either may be None; tensors broadcast)."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
-    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+    # NOTE: as PyTorch: a number and a tensor bound mix only if the tensor is 0-d (a number then)
+    if any(is_scalar(a) and isinstance(b, Tensor) and b.ndim > 0 for a, b in ((min, max), (max, min))):
         raise TypeError("clamp: min and max must both be numbers or both be tensors (as in PyTorch)")
     from .arith import maximum, minimum
     from ..autograd.graph import no_grad

@@ -1,0 +1,1 @@
+"""Conformance of newch against PyTorch: THE op table and its runner."""
