@@ -1,12 +1,8 @@
 """Indexing kernels against their numpy twins (bit for bit), and determinism across threads."""
-import os
-import subprocess
-import sys
-import textwrap
 
-import numba
 import numpy as np
 import pytest
+from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
 from newch.kernels import indexing as K
 from newch.kernels.ref import indexing as REF
@@ -167,31 +163,11 @@ def det_outputs():
 
 
 def test_determinism_one_vs_two_threads():
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 numba threads")
-    numba.set_num_threads(1)
-    one = det_outputs()
-    numba.set_num_threads(2)
-    two = det_outputs()
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    one, two = outputs_on_1_and_2_threads(det_outputs)
     assert one == two
 
 
 def test_determinism_subprocess_1_3_4_threads():
-    code = textwrap.dedent("""
-        import numba, sys
-        sys.path.insert(0, {tests!r})
-        from test_indexing import det_outputs
-        runs = []
-        for n in (1, 3, 4):
-            numba.set_num_threads(n)
-            runs.append(det_outputs())
-        print("SAME" if runs[0] == runs[1] == runs[2] else "DIFFERENT")
-    """).format(tests=os.path.dirname(__file__))
-    env = dict(os.environ, NUMBA_NUM_THREADS="4")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=900)
+    res = run_1_3_4_threads("test_indexing")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("SAME"), res.stdout
