@@ -5,7 +5,8 @@ with memory you can predict (a step arena for temporaries, a persistent pool
 for parameters) and results that are the same bit for bit on any thread count.
 """
 from . import _cache  # noqa: F401  (chooses the kernel cache directory before numba loads)
-from .context import Context, default_context, manual_seed, set_default_context
+from .context import Context, default_context, set_default_context
+from .context import manual_seed as _seed_default_context
 from .dtypes import (bool_ as bool, dtype, float32, float64, get_default_dtype, int32, int64,
                      promote_types, set_default_dtype, uint8)
 from .errors import NcError
@@ -16,13 +17,17 @@ from . import autograd
 from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import optim
 from . import net
-import sys as _sys
+from .generator import Generator, ContextGenerator as _ContextGenerator
+from . import data
+from . import _aliases
 
-# PyTorch's spelling: ``import newch.nn as nn``, ``import newch.nn.functional as F``.
-nn = net
-_sys.modules[__name__ + ".nn"] = net
-_sys.modules[__name__ + ".nn.functional"] = net.functional
-_sys.modules[__name__ + ".nn.init"] = net.init
+# PyTorch's spellings: ``import newch.nn as nn``, ``import newch.nn.functional as F``,
+# ``from newch.utils.data import DataLoader``.
+_aliases.register(__name__, "nn", net)
+_aliases.register(__name__, "nn.functional", net.functional)
+_aliases.register(__name__, "nn.init", net.init)
+_aliases.register(__name__, "utils.data", data)
+default_generator = _ContextGenerator()
 
 float = float32
 double = float64
@@ -47,6 +52,19 @@ def mem_stats():
     return default_context().mem_stats()
 
 
+def manual_seed(seed):
+    """Reseed the default context's random stream; returns ``newch.default_generator``.
+
+    Example:
+        >>> g = newch.manual_seed(0)
+        >>> a = newch.randn(2).tolist(); _ = newch.manual_seed(0)
+        >>> a == newch.randn(2).tolist()
+        True
+    """
+    _seed_default_context(seed)
+    return default_generator
+
+
 def is_tensor(obj):
     """True if ``obj`` is a newch Tensor."""
     return isinstance(obj, Tensor)
@@ -67,5 +85,5 @@ __all__ = [
     "float", "double", "long", "int", "get_default_dtype", "set_default_dtype", "promote_types",
     "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    "optim", "net", "nn",
+    "optim", "net", "nn", "utils", "data", "Generator", "default_generator",
 ] + _OPS

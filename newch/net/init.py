@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..autograd.graph import no_grad
-from ..context import default_context
+from ..generator import rng_of
 from ..ops.creation import from_numpy
 from ..tensor import Tensor
 
@@ -87,7 +87,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """
     _check("uniform_", tensor)
     with no_grad():
-        return tensor.uniform_(a, b)
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
@@ -98,7 +98,7 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """
     _check("normal_", tensor)
     with no_grad():
-        return tensor.normal_(mean, std)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
@@ -155,7 +155,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     _check("xavier_uniform_", tensor)
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
@@ -166,7 +166,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     """
     _check("xavier_normal_", tensor)
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def _kaiming_std(op, tensor, a, mode, nonlinearity):
@@ -193,7 +193,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     if std is None:
         return tensor
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -205,7 +205,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     std = _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def _normal_cdf(x):
@@ -233,7 +233,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                          f"N({mean}, {std}**2) mass; rejection sampling cannot fill it")
     n = tensor.numel()
     vals = np.empty(n)
-    rng, filled = default_context().rng, 0
+    rng, filled = rng_of(generator), 0
     while filled < n:
         want = n - filled
         draw = rng.standard_normal(min(int(want / mass * 1.1) + 16, 1 << 22))
@@ -260,7 +260,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = default_context().rng.standard_normal((rows, cols))
+    flat = rng_of(generator).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

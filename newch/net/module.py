@@ -286,6 +286,80 @@ class Module:
         """Evaluation mode (``train(False)``): dropout off, batch norm uses running stats."""
         return self.train(False)
 
+    # -- Keras-style training (newch.train) ------------------------------------
+    # NOTE: these three are the one sanctioned upward import of net/: train/ sits above net/
+    # (it drives modules), so the methods import it when called, never at module load.
+    def fit(self, x, y=None, *, loss, optimizer, epochs=1, batch_size=32, shuffle=True,
+            validation_data=None, validation_split=0.0, metrics=(), callbacks=(), verbose=1,
+            initial_epoch=0, steps_per_epoch=None, validation_batch_size=None, generator=None):
+        """Train this module on ``x`` (and targets ``y``) for ``epochs``; returns a ``History``.
+
+        Each batch runs ``optimizer.zero_grad()``, forward, ``loss(output, target)``,
+        ``backward()``, ``optimizer.step()``, then ``step_end()`` (temporaries the caller
+        made before calling survive). Ctrl-C stops after the current batch.
+
+        Args:
+            x: inputs: a Tensor or numpy array (with ``y``), a Dataset or a DataLoader
+                yielding (input, target) pairs.
+            y: targets when ``x`` is a tensor or array.
+            loss: ``loss(output, target)``: a function, an ``nn`` loss module, or a name
+                (``"cross_entropy"``, ``"nll"``, ``"mse"``, ``"l1"``, ``"bce"``...).
+            optimizer: a ``newch.optim`` optimizer over this module's parameters.
+            epochs, batch_size, shuffle: the loop (batch_size/shuffle unused for a DataLoader).
+            validation_data: (x, y), a Dataset or a DataLoader evaluated after each epoch.
+            validation_split: fraction of ``x``/``y`` (the last rows) held out for validation.
+            metrics: names (``"accuracy"``) or callables ``metric(output, target)``.
+            callbacks: ``newch.train.Callback`` objects (EarlyStopping, ModelCheckpoint...).
+            verbose: 0 silent, 1 a progress bar, 2 one line per epoch.
+            initial_epoch, steps_per_epoch, validation_batch_size: as in Keras.
+            generator: a ``newch.Generator`` for the shuffling.
+
+        Example:
+            >>> model = newch.nn.Linear(3, 1)
+            >>> x, y = newch.randn(64, 3), newch.randn(64, 1)
+            >>> h = model.fit(x, y, loss="mse", optimizer=newch.optim.SGD(model.parameters(), lr=0.1),
+            ...               epochs=2, verbose=0)
+            >>> len(h.history["loss"])
+            2
+        """
+        from ..train import loop
+        return loop.fit(self, x, y, loss=loss, optimizer=optimizer, epochs=epochs,
+                        batch_size=batch_size, shuffle=shuffle, validation_data=validation_data,
+                        validation_split=validation_split, metrics=metrics, callbacks=callbacks,
+                        verbose=verbose, initial_epoch=initial_epoch,
+                        steps_per_epoch=steps_per_epoch,
+                        validation_batch_size=validation_batch_size, generator=generator)
+
+    def evaluate(self, x, y=None, *, loss=None, metrics=None, batch_size=32, verbose=0,
+                 callbacks=()):
+        """Loss and metrics on data, as a dict (``{"loss": ..., "accuracy": ...}``).
+
+        Runs in ``no_grad`` and eval mode (the previous mode is restored). ``loss`` and
+        ``metrics`` default to the last ``fit``'s.
+
+        Example:
+            >>> model = newch.nn.Linear(3, 1)
+            >>> sorted(model.evaluate(newch.randn(8, 3), newch.randn(8, 1), loss="mse"))
+            ['loss']
+        """
+        from ..train import loop
+        return loop.evaluate(self, x, y, loss=loss, metrics=metrics, batch_size=batch_size,
+                             verbose=verbose, callbacks=callbacks)
+
+    def predict(self, x, *, batch_size=32, numpy=False, verbose=0, callbacks=()):
+        """The outputs for all of ``x`` as one persistent tensor (numpy array if ``numpy=True``).
+
+        Runs batch by batch in ``no_grad`` and eval mode, restoring the previous mode.
+
+        Example:
+            >>> model = newch.nn.Linear(3, 2)
+            >>> tuple(model.predict(newch.randn(10, 3), batch_size=4).shape)
+            (10, 2)
+        """
+        from ..train import loop
+        return loop.predict(self, x, batch_size=batch_size, numpy=numpy, verbose=verbose,
+                            callbacks=callbacks)
+
     def apply(self, fn):
         """Call ``fn(module)`` on every descendant, then on this module; returns self.
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .. import dtypes as D
-from ..context import default_context
+from ..generator import rng_of
 from .alloc import data, empty, norm_shape
 from .creation import _check_device
 from .pointwise import copy_into
@@ -16,12 +16,12 @@ def _float(op, dtype):
     return dt
 
 
-def _fill_random(op, out, draw):
+def _fill_random(op, out, draw, generator=None):
     """Write ``draw(rng, out_array)`` into out (through a contiguous buffer when needed)."""
+    rng = rng_of(generator)
     a = data(out, op)
     if a.size == 0:
         return out
-    rng = default_context().rng
     if a.flags.c_contiguous and a.dtype.kind == "f":
         draw(rng, a)
     else:
@@ -42,7 +42,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples from the standard normal distribution, of shape ``size``."""
     _check_device("randn", device)
     out = empty(norm_shape("randn", size), _float("randn", dtype))
-    _fill_random("randn", out, lambda rng, a: rng.standard_normal(out=a, dtype=a.dtype))
+    _fill_random("randn", out, lambda rng, a: rng.standard_normal(out=a, dtype=a.dtype), generator)
     return _finish(out, requires_grad)
 
 
@@ -50,7 +50,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples from the uniform distribution on [0, 1), of shape ``size``."""
     _check_device("rand", device)
     out = empty(norm_shape("rand", size), _float("rand", dtype))
-    _fill_random("rand", out, lambda rng, a: rng.random(out=a, dtype=a.dtype))
+    _fill_random("rand", out, lambda rng, a: rng.random(out=a, dtype=a.dtype), generator)
     return _finish(out, requires_grad)
 
 
@@ -67,9 +67,10 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
     if high <= low:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
     dt = D.from_any(dtype) if dtype is not None else D.int64
+    rng = rng_of(generator)
     out = empty(norm_shape("randint", (tuple(size),)), dt)
     if out.numel():
-        out._a[...] = default_context().rng.integers(low, high, size=out._a.shape)
+        out._a[...] = rng.integers(low, high, size=out._a.shape)
     return _finish(out, requires_grad)
 
 
@@ -78,9 +79,10 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
     _check_device("randperm", device)
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    rng = rng_of(generator)
     out = empty((int(n),), D.from_any(dtype) if dtype is not None else D.int64)
     if n:
-        out._a[...] = default_context().rng.permutation(int(n))
+        out._a[...] = rng.permutation(int(n))
     return out
 
 
@@ -100,14 +102,14 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill ``self`` in place with samples from N(mean, std**2)."""
     check_inplace("normal_", self)
     _float("normal_", self.dtype)
-    return _fill_random("normal_", self, lambda rng, a: _affine(rng.standard_normal(out=a, dtype=a.dtype), std, mean))
+    return _fill_random("normal_", self, lambda rng, a: _affine(rng.standard_normal(out=a, dtype=a.dtype), std, mean), generator)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill ``self`` in place with samples from U(a, b)."""
     check_inplace("uniform_", self)
     _float("uniform_", self.dtype)
-    return _fill_random("uniform_", self, lambda rng, arr: _affine(rng.random(out=arr, dtype=arr.dtype), b - a, a))
+    return _fill_random("uniform_", self, lambda rng, arr: _affine(rng.random(out=arr, dtype=arr.dtype), b - a, a), generator)
 
 
 def _affine(arr, scale, shift):
@@ -121,8 +123,9 @@ def _affine(arr, scale, shift):
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill ``self`` in place with 1 with probability ``p``, else 0."""
     check_inplace("bernoulli_", self)
+    rng = rng_of(generator)
     tmp = empty(tuple(self.shape), D.float64)
-    default_context().rng.random(out=tmp._a)
+    rng.random(out=tmp._a)
     copy_into(tmp._a < p, data(self, "bernoulli_"))
     self._s.version += 1
     return self
