@@ -19,6 +19,9 @@ from . import optim
 from . import net
 from .generator import Generator, ContextGenerator as _ContextGenerator
 from . import data
+from .device import device
+from . import accelerator, backends, cuda, onnx
+from .runtime import compile, get_num_threads, set_num_threads
 from . import _aliases
 
 # PyTorch's spellings: ``import newch.nn as nn``, ``import newch.nn.functional as F``,
@@ -27,6 +30,7 @@ _aliases.register(__name__, "nn", net)
 _aliases.register(__name__, "nn.functional", net.functional)
 _aliases.register(__name__, "nn.init", net.init)
 _aliases.register(__name__, "utils.data", data)
+_aliases.register(__name__, "nn.parallel", net.parallel)
 default_generator = _ContextGenerator()
 
 float = float32
@@ -86,4 +90,6 @@ __all__ = [
     "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "optim", "net", "nn", "utils", "data", "Generator", "default_generator",
+    "device", "cuda", "backends", "accelerator", "onnx", "set_num_threads", "get_num_threads",
+    "compile",
 ] + _OPS

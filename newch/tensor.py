@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from . import dtypes as D
+from .device import CPU, check_device
 
 
 class Size(tuple):
@@ -84,7 +85,16 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        """Where the tensor lives: always ``newch.device("cpu")``."""
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_cpu(self):
+        return True
 
     @property
     def is_persistent(self):
@@ -247,8 +257,13 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._a.shape[0]))
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
+        """This tensor (it is on the CPU already)."""
         return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """Always an error: newch has no CUDA device."""
+        check_device("cuda", device if device is not None else "cuda")
 
     def __format__(self, spec):
         if self._a.ndim == 0:

@@ -12,8 +12,10 @@ from .linear import Identity, Linear
 from .loss import HuberLoss, L1Loss, MSELoss, SmoothL1Loss
 from .module import Module
 from .parameter import Parameter
+from . import parallel
+from .parallel import DataParallel
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "functional", "init"]
+           "functional", "init", "parallel", "DataParallel"]

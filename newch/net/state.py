@@ -12,6 +12,7 @@ from .. import dtypes as D
 from ..autograd.graph import no_grad
 from ..context import default_context
 from ..ops.creation import tensor as _tensor
+from ..device import check_device
 from ..tensor import Tensor
 from .parameter import Parameter, persistent_copy
 
@@ -102,9 +103,7 @@ def target_dtype(args, kwargs):
             dtype = a
         else:
             device = a
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"Module.to: device {str(device)!r} is not available; "
-                         f"newch runs on the CPU")
+    check_device("Module.to", device)
     if dtype is None:
         return None
     dt = D.from_any(dtype)

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..context import default_context
+from ..device import check_device
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
 from .pointwise import copy_into
@@ -123,8 +124,7 @@ def scalar_tensor(value, dtype=None):
 
 
 def _check_device(op, device):
-    if device not in (None, "cpu") and str(device) != "cpu":
-        raise ValueError(f"{op}: device {device!r} is not available; newch runs on the CPU")
+    check_device(op, device)
 
 
 def _filled(op, size, value, dtype, requires_grad, device=None):

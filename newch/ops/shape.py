@@ -2,6 +2,7 @@
 import numpy as np
 
 from .. import dtypes as D
+from ..device import check_device, device
 from ..tensor import Tensor
 from .alloc import data, empty, norm_dim, norm_shape, view_of
 from .pointwise import cast, copy_into
@@ -226,11 +227,11 @@ def to(input, *args, dtype=None, copy=False, **kwargs):
             dtype = a.dtype
         elif isinstance(a, (D.dtype, type)) or (isinstance(a, str) and a in ("float32", "float64")):
             dtype = a
-        elif isinstance(a, str) and a not in ("cpu",):
-            raise ValueError(f"to: device {a!r} is not available; newch runs on the CPU")
-    dev = kwargs.pop("device", None)
-    if dev not in (None, "cpu"):
-        raise ValueError(f"to: device {dev!r} is not available; newch runs on the CPU")
+        elif isinstance(a, (str, device)):
+            check_device("to", a)
+        elif a is not None:
+            raise TypeError(f"to: expected a dtype, a device or a tensor, got {type(a).__name__}")
+    check_device("to", kwargs.pop("device", None))
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")

@@ -1,4 +1,4 @@
-"""A torchvision subset: datasets (MNIST...) and transforms, with no image library needed."""
-from . import datasets, transforms
+"""A torchvision subset: datasets, transforms and image utilities, with no image library needed."""
+from . import datasets, transforms, utils
 
-__all__ = ["datasets", "transforms"]
+__all__ = ["datasets", "transforms", "utils"]

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..ops.creation import as_tensor, tensor
+from ..context import default_context
 from ..tensor import Tensor
 
 
@@ -123,3 +124,192 @@ class ConvertImageDtype:
         if x.dtype == D.uint8 and self.dtype.is_floating_point:
             return x.to(self.dtype) / 255
         return x.to(self.dtype)
+
+
+# -- geometry: images as uint8 (H, W[, C]) arrays/tensors, or float tensors (..., C, H, W) ----------
+
+def _unpack(img, op):
+    """(numpy array, spatial axes, rebuild) for an image in either layout."""
+    if isinstance(img, Tensor):
+        a = img.numpy(force=True)
+        hwc = a.dtype == np.uint8 and a.ndim in (2, 3)
+        rebuild = as_tensor
+    else:
+        a = np.asarray(img)
+        hwc = True
+        rebuild = np.ascontiguousarray
+    if a.ndim < 2 or (hwc and a.ndim > 3):
+        raise ValueError(f"{op}: expected an image (H, W), (H, W, C) or a tensor (..., C, H, W), got "
+                         f"shape {a.shape}")
+    axes = (0, 1) if hwc else (a.ndim - 2, a.ndim - 1)
+    return a, axes, lambda out: rebuild(np.ascontiguousarray(out))
+
+
+def _size2(op, size):
+    if isinstance(size, int):
+        return size, size
+    size = tuple(size)
+    if len(size) == 1:
+        return size[0], size[0]
+    if len(size) != 2:
+        raise ValueError(f"{op}: size must be an int or (h, w), got {size}")
+    return size
+
+
+def _take(a, axes, rows, cols):
+    index = [slice(None)] * a.ndim
+    index[axes[0]], index[axes[1]] = rows, cols
+    return a[tuple(index)]
+
+
+def _pad(a, axes, top, left, bottom, right, fill=0, mode="constant"):
+    widths = [(0, 0)] * a.ndim
+    widths[axes[0]], widths[axes[1]] = (top, bottom), (left, right)
+    if mode == "constant":
+        return np.pad(a, widths, mode="constant", constant_values=fill)
+    modes = {"edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
+    if mode not in modes:
+        raise ValueError(f"pad: padding_mode must be constant, edge, reflect or symmetric, got {mode!r}")
+    return np.pad(a, widths, mode=modes[mode])
+
+
+def _linear_weights(n_in, n_out):
+    """Source indices and weights of a 1-d linear resize with half-pixel centres."""
+    pos = (np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5
+    pos = np.clip(pos, 0, n_in - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo, hi, (pos - lo)
+
+
+class Resize:
+    """Resize an image to ``size`` ((h, w), or an int for the shorter side, keeping the aspect).
+
+    Bilinear with half-pixel centres (no antialiasing, unlike PIL's downscaling); ``NEAREST``
+    interpolation is accepted as ``interpolation="nearest"``.
+
+    Example:
+        >>> tuple(Resize((4, 6))(np.zeros((8, 12, 3), np.uint8)).shape)
+        (4, 6, 3)
+    """
+
+    def __init__(self, size, interpolation="bilinear", max_size=None, antialias=True):
+        self.size, self.interpolation, self.max_size = size, str(interpolation).lower(), max_size
+        if not any(k in self.interpolation for k in ("bilinear", "nearest")):
+            raise ValueError(f"Resize: interpolation must be bilinear or nearest, got {interpolation}")
+
+    def _target(self, h, w):
+        if isinstance(self.size, int) or len(tuple(self.size)) == 1:
+            s = self.size if isinstance(self.size, int) else tuple(self.size)[0]
+            short, long = (h, w) if h <= w else (w, h)
+            new_long = int(s * long / short)
+            if self.max_size is not None and new_long > self.max_size:
+                s, new_long = int(self.max_size * s / new_long), self.max_size
+            return (s, new_long) if h <= w else (new_long, s)
+        return _size2("Resize", self.size)
+
+    def __call__(self, img):
+        a, (ya, xa), rebuild = _unpack(img, "Resize")
+        oh, ow = self._target(a.shape[ya], a.shape[xa])
+        src = a.astype(np.float64)
+        if "nearest" in self.interpolation:
+            rows = np.minimum((np.arange(oh) * a.shape[ya] / oh).astype(np.int64), a.shape[ya] - 1)
+            cols = np.minimum((np.arange(ow) * a.shape[xa] / ow).astype(np.int64), a.shape[xa] - 1)
+            out = np.take(np.take(src, rows, ya), cols, xa)
+        else:
+            lo, hi, t = _linear_weights(a.shape[ya], oh)
+            shape = [1] * a.ndim
+            shape[ya] = oh
+            src = np.take(src, lo, ya) * (1 - t).reshape(shape) + np.take(src, hi, ya) * t.reshape(shape)
+            lo, hi, t = _linear_weights(a.shape[xa], ow)
+            shape = [1] * a.ndim
+            shape[xa] = ow
+            out = np.take(src, lo, xa) * (1 - t).reshape(shape) + np.take(src, hi, xa) * t.reshape(shape)
+        if a.dtype == np.uint8:
+            out = np.clip(np.rint(out), 0, 255)
+        return rebuild(out.astype(a.dtype))
+
+    def __repr__(self):
+        return f"Resize(size={self.size}, interpolation={self.interpolation})"
+
+
+class CenterCrop:
+    """The central ``size`` region (zero-padded first if the image is smaller).
+
+    Example:
+        >>> CenterCrop(2)(np.arange(16, dtype=np.uint8).reshape(4, 4)).tolist()
+        [[5, 6], [9, 10]]
+    """
+
+    def __init__(self, size):
+        self.size = _size2("CenterCrop", size)
+
+    def __call__(self, img):
+        a, axes, rebuild = _unpack(img, "CenterCrop")
+        (ch, cw), h, w = self.size, a.shape[axes[0]], a.shape[axes[1]]
+        if ch > h or cw > w:
+            ph, pw = max(ch - h, 0), max(cw - w, 0)
+            a = _pad(a, axes, ph // 2, pw // 2, (ph + 1) // 2, (pw + 1) // 2)
+            h, w = a.shape[axes[0]], a.shape[axes[1]]
+        top, left = int(round((h - ch) / 2.0)), int(round((w - cw) / 2.0))
+        return rebuild(_take(a, axes, slice(top, top + ch), slice(left, left + cw)))
+
+    def __repr__(self):
+        return f"CenterCrop(size={self.size})"
+
+
+class RandomCrop:
+    """A random ``size`` region, after optional ``padding`` (drawn from the default context's stream).
+
+    Example:
+        >>> tuple(RandomCrop(28, padding=4)(np.zeros((28, 28), np.uint8)).shape)
+        (28, 28)
+    """
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+        self.size = _size2("RandomCrop", size)
+        self.padding, self.pad_if_needed = padding, pad_if_needed
+        self.fill, self.padding_mode = fill, padding_mode
+
+    def __call__(self, img):
+        a, axes, rebuild = _unpack(img, "RandomCrop")
+        if self.padding is not None:
+            p = self.padding
+            p = (p, p, p, p) if isinstance(p, int) else tuple(p) * (2 if len(tuple(p)) == 2 else 1)
+            left, top, right, bottom = p
+            a = _pad(a, axes, top, left, bottom, right, self.fill, self.padding_mode)
+        (ch, cw), h, w = self.size, a.shape[axes[0]], a.shape[axes[1]]
+        if self.pad_if_needed and (h < ch or w < cw):
+            a = _pad(a, axes, max(ch - h, 0), max(cw - w, 0), max(ch - h, 0), max(cw - w, 0),
+                     self.fill, self.padding_mode)
+            h, w = a.shape[axes[0]], a.shape[axes[1]]
+        if h < ch or w < cw:
+            raise ValueError(f"RandomCrop: required crop size {(ch, cw)} is larger than the input "
+                             f"image size {(h, w)}")
+        rng = default_context().rng
+        top, left = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+        return rebuild(_take(a, axes, slice(top, top + ch), slice(left, left + cw)))
+
+    def __repr__(self):
+        return f"RandomCrop(size={self.size}, padding={self.padding})"
+
+
+class RandomHorizontalFlip:
+    """Mirror the image left-right with probability ``p``.
+
+    Example:
+        >>> RandomHorizontalFlip(p=1.0)(np.array([[1, 2, 3]], np.uint8)).tolist()
+        [[3, 2, 1]]
+    """
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def __call__(self, img):
+        if default_context().rng.random() >= self.p:
+            return img
+        a, axes, rebuild = _unpack(img, "RandomHorizontalFlip")
+        return rebuild(np.flip(a, axes[1]))
+
+    def __repr__(self):
+        return f"RandomHorizontalFlip(p={self.p})"
