@@ -113,6 +113,7 @@ class DataLoader:
         pin_memory_device, in_order: accepted for compatibility (CPU only, threads).
 
     Example:
+        >>> from newch.data import TensorDataset
         >>> ds = TensorDataset(newch.arange(10.).reshape(5, 2), newch.arange(5))
         >>> [tuple(x.shape) for x, y in DataLoader(ds, batch_size=2)]
         [(2, 2), (2, 2), (1, 2)]

@@ -31,6 +31,12 @@ from .unary import (abs, absolute, acos, asin, atan, ceil, cos, cosh, erf, exp, 
                     floor, gelu_erf, log, log1p, log2, logical_not, neg, negative, reciprocal, relu,
                     round, rsqrt, sign, sigmoid, silu, sin, sinh, sqrt, square, tan, tanh, trunc)
 from .arith import (divide, greater, greater_equal, less, less_equal, not_equal, true_divide)
+from .compare import allclose, equal, isclose
+from .diagonal import diag
+from .products import addmm, ger, outer
+from .random import bernoulli
+from .reduce import std_mean, var_mean
+from .unique import unique
 
 # NOTE: torch.select(x, dim, index). This rebinds the package attribute that named the
 # ``ops/select.py`` module (imports of that module go through sys.modules and are unaffected).
@@ -52,6 +58,7 @@ add_ sub_ mul_ div_ pow_ remainder_ clamp_ clip_ clamp_min_ clamp_max_ addcmul_ 
 neg_ abs_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ floor_ round_ copy_ fill_ zero_
 normal_ uniform_ bernoulli_
 softmax log_softmax
+isclose allclose equal addmm outer ger diag unique bernoulli
 """.split()
 
 _OPERATORS = {

@@ -129,3 +129,22 @@ def bernoulli_(self, p=0.5, *, generator=None):
     copy_into(tmp._a < p, data(self, "bernoulli_"))
     self._s.version += 1
     return self
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples: 1 with probability ``input`` (elementwise), or ``p`` for every element if given.
+
+    Example:
+        >>> bernoulli(newch.tensor([0.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
+    if p is None:
+        probs = data(input, "bernoulli")
+        if (probs < 0).any() or (probs > 1).any():
+            raise RuntimeError("bernoulli: expected all probabilities in [0, 1]")
+    out = empty(tuple(input.shape), input.dtype)
+    rng = rng_of(generator)
+    draw = empty(tuple(input.shape), D.float64)
+    rng.random(out=draw._a)
+    copy_into(draw._a < (p if p is not None else data(input, "bernoulli")), out._a)
+    return out

@@ -227,3 +227,25 @@ def _prod_without_each(x, dims):
         res[idx] = block.prod()
     from .creation import tensor
     return tensor(res, dtype=x.dtype)
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(var(input, dim), mean(input, dim))`` in one call.
+
+    Example:
+        >>> [t.tolist() for t in var_mean(newch.tensor([1.0, 2.0, 3.0]))]
+        [1.0, 2.0]
+    """
+    return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(std(input, dim), mean(input, dim))`` in one call.
+
+    Example:
+        >>> [round(t.item(), 4) for t in std_mean(newch.tensor([1.0, 2.0, 3.0]))]
+        [1.0, 2.0]
+    """
+    return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim))

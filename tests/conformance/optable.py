@@ -504,7 +504,9 @@ BASICS = [
                                  else [10, 20, 30][int(x)])}, grad=False),
     Op("numpy", G.unary(ALL), {"Tensor.numpy": same(lambda m, x: x.detach().numpy()),
                                "Tensor.cpu": same(lambda m, x: x.cpu()),
-                               "Tensor.device": same(lambda m, x: str(x.device))}, grad=False),
+                               "Tensor.device": same(lambda m, x: str(x.device)),
+                               "Tensor.is_cuda": same(lambda m, x: x.is_cuda),
+                               "Tensor.is_cpu": same(lambda m, x: x.is_cpu)}, grad=False),
     Op("autograd_attrs", G.unary(FLOAT), {
         "Tensor.grad": same(_autograd_attrs), "Tensor.grad_fn": same(_autograd_attrs),
         "Tensor.retain_grad": same(_autograd_attrs), "Tensor.retains_grad": same(_autograd_attrs),
@@ -520,8 +522,10 @@ BASICS = [
 
 
 from .optable_nn import NN  # noqa: E402  (the nn part of the table reuses the helpers above)
+from .optable_compat import COMPAT  # noqa: E402
 
-TABLE = MATH + REDUCTIONS + LINALG + SELECTION + SHAPES + INDEXING + CREATION + MISC + BASICS + NN
+TABLE = (MATH + REDUCTIONS + LINALG + SELECTION + SHAPES + INDEXING + CREATION + MISC + BASICS + NN
+         + COMPAT)
 
 # Public names that are not operations on values, so no row compares them with torch.
 NOT_OPS = {
@@ -537,4 +541,10 @@ NOT_OPS = {
     "Size": "a tuple subclass (compared wherever shapes are)",
     "dtype": "the dtype class (dtypes are compared by name in every row)",
     "autograd": "a module", "optim": "a module", "net": "a module", "nn": "a module",
+    "Generator": "a random stream object (newch's streams are PCG64, not torch's; "
+                 "tests/data/test_generator.py)",
+    "device": "the device class (tests/run/test_runner.py; Tensor.device has a row)",
+    "set_num_threads": "thread setting (results do not depend on it)",
+    "get_num_threads": "thread setting (results do not depend on it)",
+    "compile": "returns its argument unchanged (torch.compile)",
 }
