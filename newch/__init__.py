@@ -16,6 +16,7 @@ from . import autograd
 from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import optim
 from . import net
+from .serialization import load, safetensors, save
 import sys as _sys
 
 # PyTorch's spelling: ``import newch.nn as nn``, ``import newch.nn.functional as F``.
@@ -23,6 +24,7 @@ nn = net
 _sys.modules[__name__ + ".nn"] = net
 _sys.modules[__name__ + ".nn.functional"] = net.functional
 _sys.modules[__name__ + ".nn.init"] = net.init
+_sys.modules[__name__ + ".safetensors"] = safetensors   # ``import newch.safetensors`` (safetensors.torch's API)
 
 float = float32
 double = float64
@@ -68,4 +70,5 @@ __all__ = [
     "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "optim", "net", "nn",
+    "save", "load", "safetensors",
 ] + _OPS

@@ -1,0 +1,215 @@
+"""Turning the storages and tensor descriptions of a PyTorch pickle into newch tensors.
+
+While the pickle is read, each storage becomes a ``StorageHandle``: a newch
+persistent allocation of the right size, not yet filled. Each tensor is a
+strided view into its handle's memory, so tensors that shared a storage in
+the file share memory in newch too. The bytes are read afterwards
+(``fill``), once every tensor's key in the loaded object is known, so a
+corrupt record is reported by the keys it feeds.
+
+Nothing here allocates in the step arena: a load only makes persistent tensors.
+"""
+import numbers
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .. import dtypes as D
+from ..context import default_context
+from ..net.parameter import Parameter
+from ..tensor import Tensor
+from .names import WIDENED, canonical_dtype_name, element_size, numpy_dtype
+
+_CHUNK = 1 << 22
+
+
+class UnsupportedTensor:
+    """A tensor of a dtype newch cannot hold (int8, int16, complex...), kept only to be reported."""
+    __slots__ = ("dtype", "shape", "key")
+
+    def __init__(self, dtype, shape, key):
+        self.dtype, self.shape, self.key = dtype, tuple(shape), key
+
+    def __repr__(self):
+        return f"<{self.dtype} tensor of shape {self.shape}, storage {self.key}>"
+
+
+class StorageHandle:
+    """One storage of the file: its record key, element type and the newch memory it fills."""
+
+    def __init__(self, key, dtype_name, count):
+        self.key = key
+        self.dtype_name = dtype_name    # None for torch.UntypedStorage until a tensor names it
+        self.count = count              # elements, or bytes when untyped
+        self.numel = None
+        self.storage = None             # newch persistent Storage (None when unsupported)
+        self.target = None              # numpy dtype of the newch memory
+
+    def bind(self, dtype_name):
+        """Fix the element type (checks a storage is not read as two types) and allocate."""
+        if self.numel is not None:
+            if dtype_name is not None and dtype_name != self.dtype_name:
+                raise RuntimeError(f"newch.load: storage {self.key} is used as both "
+                                   f"{self.dtype_name} and {dtype_name}; the file is corrupt")
+            return
+        if self.dtype_name is None:
+            if dtype_name is None:
+                raise RuntimeError(f"newch.load: storage {self.key} has no element type")
+            size = element_size(dtype_name)
+            if self.count % size:
+                raise RuntimeError(f"newch.load: storage {self.key} holds {self.count} bytes, "
+                                   f"not a whole number of {dtype_name} elements")
+            self.dtype_name, self.count = dtype_name, self.count // size
+        self.numel = self.count
+        name = self.dtype_name
+        if name in WIDENED:
+            self.target = np.dtype(np.float32)
+        elif _newch_dtype(name) is not None:
+            self.target = _newch_dtype(name).np
+        else:
+            return
+        nbytes = self.numel * self.target.itemsize
+        self.storage = default_context().alloc(nbytes, persistent=True)
+
+    @property
+    def widened(self):
+        return self.dtype_name in WIDENED
+
+    def array(self):
+        """The handle's memory as a 1-D array of its newch element type."""
+        return self.storage.buf[:self.numel * self.target.itemsize].view(self.target)
+
+
+def _newch_dtype(name):
+    try:
+        d = D.from_any(name)
+    except TypeError:
+        return None
+    return d if d.name == name else None
+
+
+def _int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _check_layout(key, numel, offset, size, stride):
+    if not (_int(offset) and isinstance(size, tuple) and isinstance(stride, tuple)
+            and all(_int(s) for s in size) and all(_int(s) for s in stride)
+            and len(size) == len(stride) and len(size) <= 32):
+        raise RuntimeError(f"newch.load: a tensor of storage {key} has an invalid layout "
+                           f"(offset {offset!r}, size {size!r}, stride {stride!r})")
+    if offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"newch.load: a tensor of storage {key} has a negative offset, size or "
+                           f"stride (offset {offset}, size {size}, stride {stride})")
+    if 0 in size:
+        end = offset
+    else:
+        end = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if end > numel:
+        raise RuntimeError(f"newch.load: a tensor of storage {key} (offset {offset}, size "
+                           f"{tuple(size)}, stride {tuple(stride)}) reaches element {end}, past "
+                           f"the storage's {numel} elements: the file is corrupt")
+
+
+class Rebuilder:
+    """The functions a PyTorch pickle calls to make tensors, bound to one load."""
+
+    def __init__(self):
+        self.handles = {}          # key -> StorageHandle
+        self.tensors = []          # (tensor or UnsupportedTensor, handle) in order of creation
+
+    def storage(self, key, dtype_name, count):
+        """The handle of storage ``key`` (one per key, however many tensors use it)."""
+        h = self.handles.get(key)
+        if h is None:
+            h = self.handles[key] = StorageHandle(key, dtype_name, count)
+        elif h.count != count and h.numel is None:
+            raise RuntimeError(f"newch.load: storage {key} is declared with two sizes")
+        return h
+
+    def tensor(self, handle, offset, size, stride, requires_grad, dtype_name=None):
+        if not isinstance(handle, StorageHandle):
+            raise RuntimeError(f"newch.load: a tensor is built on {type(handle).__name__}, not on "
+                               f"a storage of the file")
+        handle.bind(dtype_name)
+        size, stride = tuple(size), tuple(stride)
+        _check_layout(handle.key, handle.numel, offset, size, stride)
+        if handle.storage is None:
+            out = UnsupportedTensor(handle.dtype_name, size, handle.key)
+        else:
+            base = handle.array()[offset:]
+            item = handle.target.itemsize
+            a = as_strided(base, shape=size, strides=tuple(s * item for s in stride))
+            out = Tensor._make(a, handle.storage)
+            if requires_grad and out.dtype.is_floating_point:
+                out.requires_grad_(True)
+        self.tensors.append((out, handle))
+        return out
+
+    def rebuild_tensor_v2(self, storage, storage_offset, size, stride, requires_grad=False,
+                          backward_hooks=None, metadata=None):
+        return self.tensor(storage, storage_offset, size, stride, requires_grad)
+
+    def rebuild_tensor_v3(self, storage, storage_offset, size, stride, requires_grad,
+                          backward_hooks, dtype, metadata=None):
+        name = getattr(dtype, "name", None)
+        if not isinstance(name, str):
+            raise RuntimeError(f"newch.load: _rebuild_tensor_v3 got {dtype!r} as a dtype")
+        return self.tensor(storage, storage_offset, size, stride, requires_grad,
+                           canonical_dtype_name(name))
+
+    def rebuild_parameter(self, data, requires_grad, backward_hooks=None, state=None):
+        if isinstance(data, UnsupportedTensor):
+            return data
+        if not isinstance(data, Tensor):
+            raise RuntimeError(f"newch.load: _rebuild_parameter got {type(data).__name__}, "
+                               f"not a tensor")
+        p = Parameter(data, bool(requires_grad) and data.dtype.is_floating_point)
+        for i in range(len(self.tensors) - 1, -1, -1):
+            if self.tensors[i][0] is data:      # NOTE: the parameter, not its data, has a key
+                self.tensors[i] = (p, self.tensors[i][1])
+                break
+        return p
+
+
+def fill(zf, prefix, handle, byteorder, where):
+    """Read storage ``handle``'s record from zip ``zf`` into its newch memory.
+
+    ``where`` names the keys that use the storage, for error messages.
+    """
+    name = f"{prefix}/data/{handle.key}"
+    file_dtype = numpy_dtype(handle.dtype_name)
+    if byteorder == "big":
+        file_dtype = file_dtype.newbyteorder(">")
+    expected = handle.numel * file_dtype.itemsize
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise RuntimeError(f"newch.load: the file has no record {name} (the data of {where}): "
+                           f"it is truncated or corrupt") from None
+    if info.file_size != expected:
+        raise RuntimeError(f"newch.load: record {name} (the data of {where}) holds "
+                           f"{info.file_size} bytes, but {handle.numel} {handle.dtype_name} "
+                           f"elements need {expected}: the file is corrupt")
+    out = handle.array()
+    direct = file_dtype == out.dtype
+    dest = out.view(np.uint8) if direct else np.empty(expected, np.uint8)
+    try:
+        with zf.open(info) as fh:
+            pos = 0
+            while pos < expected:
+                chunk = fh.read(min(_CHUNK, expected - pos))
+                if not chunk:
+                    raise EOFError(f"only {pos} of {expected} bytes")
+                dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
+                pos += len(chunk)
+            fh.read(1)      # NOTE: reaching the end makes zipfile check the CRC
+    except Exception as e:  # zipfile raises BadZipFile, zlib.error, EOFError, OSError...
+        raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be read: "
+                           f"{e}. The file is truncated or corrupt.") from None
+    if not direct:
+        raw = dest.view(file_dtype)
+        if handle.dtype_name == "bfloat16":
+            out[...] = (raw.astype(np.uint32) << 16).view(np.float32)
+        else:
+            out[...] = raw
