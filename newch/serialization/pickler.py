@@ -11,6 +11,7 @@ The pure-Python pickler is used because it lets a subclass write any global
 name: torch is not importable here, so the C pickler would refuse the names.
 """
 import copyreg
+import io
 import pickle
 from collections import OrderedDict
 
@@ -45,15 +46,24 @@ class _TensorData:
 
 
 class StorageTable:
-    """The storages a save writes, in key order; shared newch memory gives one shared record."""
+    """The storages a save writes, in key order; shared newch memory gives one shared record.
+
+    A save pickles twice: the first pass (``surveying``) only measures which
+    bytes of each newch Storage the saved tensors reach, the second writes
+    records holding just that span, so a small view of a big tensor, or the
+    arena's rounding padding, never lands in the file.
+    """
 
     def __init__(self):
         self.refs = []
+        self.surveying = True
+        self._span = {}         # (id(Storage), dtype) -> [first byte, end byte]
         self._shared = {}       # (id(Storage), dtype) -> _StorageRef
 
     def _new(self, storage_class, array):
         ref = _StorageRef(str(len(self.refs)), storage_class, array)
-        self.refs.append(ref)
+        if not self.surveying:
+            self.refs.append(ref)
         return ref
 
     def locate(self, t):
@@ -73,20 +83,25 @@ class StorageTable:
         return self._new(storage_class, flat), 0, tuple(a.shape), tuple(reversed(strides))
 
     def _share(self, t, a, storage_class):
-        """The whole newch Storage as the record, when ``a`` is an ordinary view into it."""
+        """A record of the newch Storage's reached span, when ``a`` is an ordinary view into it."""
         buf, item = t._s.buf, a.itemsize
         if buf is None or a.size == 0 or any(s < 0 or s % item for s in a.strides):
             return None
         start = a.__array_interface__["data"][0] - buf.__array_interface__["data"][0]
-        last = start + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + item
-        if start < 0 or start % item or last > buf.size:
+        end = start + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + item
+        if start < 0 or start % item or end > buf.size:
             return None
         key = (id(t._s), a.dtype.str)
+        size, stride = tuple(a.shape), tuple(s // item for s in a.strides)
+        if self.surveying:
+            lo, hi = self._span.get(key, (start, end))
+            self._span[key] = (min(lo, start), max(hi, end))
+            return _StorageRef("?", storage_class, np.empty(0, a.dtype)), 0, size, stride
+        lo, hi = self._span[key]
         ref = self._shared.get(key)
         if ref is None:
-            whole = buf[:buf.size // item * item].view(a.dtype)
-            ref = self._shared[key] = self._new(storage_class, whole)
-        return ref, start // item, tuple(a.shape), tuple(s // item for s in a.strides)
+            ref = self._shared[key] = self._new(storage_class, buf[lo:hi].view(a.dtype))
+        return ref, (start - lo) // item, size, stride
 
 
 def _torch_class_name(cls):
@@ -161,4 +176,6 @@ class TorchPickler(pickle._Pickler):
 
 def dump(obj, file, table):
     """Pickle ``obj`` into ``file`` with torch's names, collecting tensor bytes in ``table``."""
+    TorchPickler(io.BytesIO(), table).dump(obj)     # survey: which bytes each storage needs
+    table.surveying = False
     TorchPickler(file, table).dump(obj)

@@ -11,12 +11,10 @@ The API mirrors ``safetensors.torch``: ``save_file``, ``load_file``, ``save``
 and ``load``. Loaded tensors are persistent (they survive ``step_end()``).
 """
 import io
-import json
 import math
 import os
 import struct
 import sys
-import tempfile
 import warnings
 
 import numpy as np
@@ -68,6 +66,7 @@ def _encode(op, tensors, metadata):
                         "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
         arrays.append(a)
+    import json         # NOTE: imported on first use; keeps ``import newch`` fast
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * ((-len(text)) % 8)
     return struct.pack("<Q", len(text)) + text, arrays
@@ -98,6 +97,7 @@ def save_file(tensors, filename, metadata=None):
         >>> newch.safetensors.save_file(model.state_dict(), "model.safetensors")
     """
     head, arrays = _encode("safetensors.save_file", tensors, metadata)
+    import tempfile     # NOTE: imported on first use; keeps ``import newch`` fast
     path = os.fspath(filename)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
@@ -126,6 +126,7 @@ def _header(op, fh, size):
     if n > min(_MAX_HEADER, size - 8):
         raise ValueError(f"{op}: the header claims {n} bytes but the data has {size - 8} after "
                          f"the length: not a safetensors file, or truncated")
+    import json         # NOTE: imported on first use; keeps ``import newch`` fast
     try:
         header = json.loads(fh.read(n).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -13,9 +13,7 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 import warnings
-import zipfile
 
 from .. import dtypes as D
 from .names import WIDENED
@@ -88,6 +86,7 @@ def _write_archive(out, pkl, table, byteorder):
 
 
 def _write_atomic(path, pkl, table, byteorder):
+    import tempfile     # NOTE: imported on first save; keeps ``import newch`` fast
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
@@ -146,6 +145,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 
 def _open_zip(fh, name):
+    import zipfile      # NOTE: imported on first load; keeps ``import newch`` fast
     start = fh.tell()
     head = fh.read(16)
     fh.seek(start)
