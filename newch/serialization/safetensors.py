@@ -59,7 +59,8 @@ def _encode(op, tensors, metadata):
     header = {"__metadata__": metadata} if metadata else {}
     arrays, offset = [], 0
     for name in order:
-        a = np.ascontiguousarray(tensors[name]._a)
+        a = tensors[name]._a
+        a = a if a.flags.c_contiguous else a.copy(order="C")  # NOTE: ascontiguousarray makes 0-d 1-d
         if sys.byteorder == "big" and a.itemsize > 1:
             a = a.byteswap()
         header[name] = {"dtype": _CODE_OF[a.dtype.name], "shape": list(a.shape),
