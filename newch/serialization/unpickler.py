@@ -94,7 +94,8 @@ class WeightsOnlyUnpickler(_Base):
     def find_class(self, module, name):
         found = _SAFE.get((module, name)) or _torch_global(module, name, self.rebuilder)
         if found is None:
-            raise pickle.UnpicklingError(_REFUSED.format(what=f"the global {module}.{name}"))
+            shown = "builtins" if module == "__builtin__" else module     # protocol 2's spelling
+            raise pickle.UnpicklingError(_REFUSED.format(what=f"the global {shown}.{name}"))
         return found
 
 
