@@ -28,13 +28,22 @@ from .names import (NN_FILE_OF, REBUILD_PARAMETER, REBUILD_TENSOR, STORAGE_OF, T
 
 class _StorageRef:
     """One storage record of the file: its key, torch class name, element count and bytes."""
-    __slots__ = ("key", "storage_class", "numel", "array")
+    __slots__ = ("key", "storage_class", "numel", "array", "source")
 
-    def __init__(self, key, storage_class, array):
+    def __init__(self, key, storage_class, array, source=None):
         self.key = key
         self.storage_class = storage_class
         self.numel = array.size
         self.array = array        # 1-D, contiguous, the element dtype
+        self.source = source      # the newch Storage viewed (None for a copy)
+
+    def data(self):
+        """The bytes to write, after checking the newch memory they view is still alive."""
+        if self.source is not None and not self.source.gen.alive:
+            raise RuntimeError(f"newch.save: the memory of storage {self.key} was freed while "
+                               f"saving (step_end() or release() from another thread?); a "
+                               f"save to a path leaves the previous file in place")
+        return self.array
 
 
 class _TensorData:
@@ -60,8 +69,8 @@ class StorageTable:
         self._span = {}         # (id(Storage), dtype) -> [first byte, end byte]
         self._shared = {}       # (id(Storage), dtype) -> _StorageRef
 
-    def _new(self, storage_class, array):
-        ref = _StorageRef(str(len(self.refs)), storage_class, array)
+    def _new(self, storage_class, array, source=None):
+        ref = _StorageRef(str(len(self.refs)), storage_class, array, source)
         if not self.surveying:
             self.refs.append(ref)
         return ref
@@ -100,7 +109,7 @@ class StorageTable:
         lo, hi = self._span[key]
         ref = self._shared.get(key)
         if ref is None:
-            ref = self._shared[key] = self._new(storage_class, buf[lo:hi].view(a.dtype))
+            ref = self._shared[key] = self._new(storage_class, buf[lo:hi].view(a.dtype), t._s)
         return ref, (start - lo) // item, size, stride
 
 

@@ -77,7 +77,7 @@ def _write_archive(out, pkl, table, byteorder):
     if byteorder:
         w.add(f"{_PREFIX}/byteorder", b"little")
     for ref in table.refs:
-        a = ref.array
+        a = ref.data()
         if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and _BIG_ENDIAN):
             a = a.byteswap()
         w.add(f"{_PREFIX}/data/{ref.key}", a)

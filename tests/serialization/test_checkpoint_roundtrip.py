@@ -176,6 +176,25 @@ def test_save_to_a_path_is_atomic(tmp_path, monkeypatch):
     np.testing.assert_array_equal(newch.load(path)["v"].numpy(), [1, 1])
 
 
+def test_memory_freed_during_a_save_is_detected(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.pt"
+    newch.save({"v": newch.ones(2)}, path)
+    good = path.read_bytes()
+    with newch.persistent():
+        victim = newch.arange(8, dtype=newch.float32)
+    real_add = zipwriter.ZipWriter.add
+
+    def add_then_free(self, name, data):    # as if another thread released it mid-save
+        real_add(self, name, data)
+        if name.endswith("data.pkl"):
+            newch.release(victim)
+
+    monkeypatch.setattr(zipwriter.ZipWriter, "add", add_then_free)
+    with pytest.raises(RuntimeError, match="freed while saving"):
+        newch.save({"v": victim}, path)
+    assert path.read_bytes() == good
+
+
 def test_archive_layout_is_torchs():
     with zipfile.ZipFile(_saved({"a": newch.ones(3), "b": newch.zeros(2, dtype=newch.int64)})) as z:
         assert z.namelist() == ["archive/data.pkl", "archive/.format_version",

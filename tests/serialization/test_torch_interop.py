@@ -174,6 +174,10 @@ def test_optimizer_state_from_torch_resumes_in_newch(name):
         theirs.step()
         ours.step()
         _same(ours, theirs)
+    mine = to_torch(ours.opt.state_dict())["state"][0]
+    for key, value in theirs.opt.state_dict()["state"][0].items():   # e.g. Adam's float32 step
+        if isinstance(value, torch.Tensor):
+            assert mine[key].dtype == value.dtype and mine[key].shape == value.shape, key
 
 
 @pytest.mark.parametrize("name", SHARED)
