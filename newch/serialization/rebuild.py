@@ -172,16 +172,48 @@ class Rebuilder:
         return p
 
 
+def file_dtype(handle, byteorder):
+    """The numpy dtype of ``handle``'s elements as stored in the file."""
+    dt = numpy_dtype(handle.dtype_name)
+    return dt.newbyteorder(">") if byteorder == "big" else dt
+
+
+def read_into(handle, fh, byteorder, record, where):
+    """Read ``handle``'s elements from stream ``fh`` (exactly their bytes) into its newch memory.
+
+    ``record`` and ``where`` (the keys using the storage) name it in errors.
+    """
+    src = file_dtype(handle, byteorder)
+    expected = handle.numel * src.itemsize
+    out = handle.array()
+    direct = src == out.dtype
+    dest = out.view(np.uint8) if direct else np.empty(expected, np.uint8)
+    try:
+        pos = 0
+        while pos < expected:
+            chunk = fh.read(min(_CHUNK, expected - pos))
+            if not chunk:
+                raise EOFError(f"only {pos} of {expected} bytes are there")
+            dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
+            pos += len(chunk)
+    except Exception as e:  # zipfile raises BadZipFile, zlib.error, EOFError, OSError...
+        raise RuntimeError(f"newch.load: {record} (the data of {where}) cannot be read: "
+                           f"{e}. The file is truncated or corrupt.") from None
+    if not direct:
+        raw = dest.view(src)
+        if handle.dtype_name == "bfloat16":
+            out[...] = (raw.astype(np.uint32) << 16).view(np.float32)
+        else:
+            out[...] = raw
+
+
 def fill(zf, prefix, handle, byteorder, where):
     """Read storage ``handle``'s record from zip ``zf`` into its newch memory.
 
     ``where`` names the keys that use the storage, for error messages.
     """
     name = f"{prefix}/data/{handle.key}"
-    file_dtype = numpy_dtype(handle.dtype_name)
-    if byteorder == "big":
-        file_dtype = file_dtype.newbyteorder(">")
-    expected = handle.numel * file_dtype.itemsize
+    expected = handle.numel * file_dtype(handle, byteorder).itemsize
     try:
         info = zf.getinfo(name)
     except KeyError:
@@ -191,25 +223,15 @@ def fill(zf, prefix, handle, byteorder, where):
         raise RuntimeError(f"newch.load: record {name} (the data of {where}) holds "
                            f"{info.file_size} bytes, but {handle.numel} {handle.dtype_name} "
                            f"elements need {expected}: the file is corrupt")
-    out = handle.array()
-    direct = file_dtype == out.dtype
-    dest = out.view(np.uint8) if direct else np.empty(expected, np.uint8)
     try:
-        with zf.open(info) as fh:
-            pos = 0
-            while pos < expected:
-                chunk = fh.read(min(_CHUNK, expected - pos))
-                if not chunk:
-                    raise EOFError(f"only {pos} of {expected} bytes")
-                dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
-                pos += len(chunk)
-            fh.read(1)      # NOTE: reaching the end makes zipfile check the CRC
-    except Exception as e:  # zipfile raises BadZipFile, zlib.error, EOFError, OSError...
-        raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be read: "
+        fh = zf.open(info)
+    except Exception as e:
+        raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be opened: "
                            f"{e}. The file is truncated or corrupt.") from None
-    if not direct:
-        raw = dest.view(file_dtype)
-        if handle.dtype_name == "bfloat16":
-            out[...] = (raw.astype(np.uint32) << 16).view(np.float32)
-        else:
-            out[...] = raw
+    with fh:
+        read_into(handle, fh, byteorder, f"record {name}", where)
+        try:
+            fh.read(1)      # NOTE: reaching the record's end makes zipfile check its CRC
+        except Exception as e:
+            raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be "
+                               f"read: {e}. The file is truncated or corrupt.") from None

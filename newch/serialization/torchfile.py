@@ -18,8 +18,9 @@ import warnings
 from .. import dtypes as D
 from .names import WIDENED
 from .pickler import StorageTable, dump
+from .legacy import read_legacy
 from .rebuild import UnsupportedTensor, fill
-from .unpickler import unpickle
+from .unpickler import Refused, unpickle
 from .zipwriter import ZipWriter
 from .walk import key_paths, modules_in, settle_module
 
@@ -105,7 +106,7 @@ def _write_atomic(path, pkl, table, byteorder):
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
          **pickle_load_args):
-    """Load an object saved by ``newch.save`` or ``torch.save`` (PyTorch's zip format).
+    """Load an object saved by ``newch.save`` or ``torch.save`` (zip or legacy format).
 
     Every tensor comes back persistent (it survives ``step_end()``) and on
     the CPU; tensors that shared memory in the file share it again.
@@ -144,27 +145,32 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return _load_stream(f, getattr(f, "name", "the file"), weights_only, encoding)
 
 
-def _open_zip(fh, name):
-    import zipfile      # NOTE: imported on first load; keeps ``import newch`` fast
+def _load_stream(fh, name, weights_only, encoding):
     start = fh.tell()
     head = fh.read(16)
     fh.seek(start)
-    if head[:4] != b"PK\x03\x04":
-        if head[:len(_LEGACY_MAGIC)] == _LEGACY_MAGIC:
-            raise RuntimeError(f"newch.load: {name} is in PyTorch's legacy format (before 1.6), "
-                               f"which newch does not read; load it in PyTorch and save it again "
-                               f"with torch.save (the zip format)")
+    if head[:4] == b"PK\x03\x04":
+        obj, rebuilder, fill_all = _read_zip(fh, name, weights_only, encoding)
+    elif head[:len(_LEGACY_MAGIC)] == _LEGACY_MAGIC:
+        obj, rebuilder, fill_all = read_legacy(fh, weights_only, encoding)
+    else:
         what = "is empty" if not head else "is not a PyTorch checkpoint (not a zip archive)"
         raise RuntimeError(f"newch.load: {name} {what}")
+    paths = key_paths(obj)
+    _check_dtypes(rebuilder, paths)
+    fill_all(lambda handle: _where(rebuilder, handle, paths))
+    for m in modules_in(obj):
+        settle_module(m)
+    return obj
+
+
+def _read_zip(fh, name, weights_only, encoding):
+    import zipfile      # NOTE: imported on first load; keeps ``import newch`` fast
     try:
-        return zipfile.ZipFile(fh)
+        zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, ValueError) as e:
         raise RuntimeError(f"newch.load: {name} is a damaged zip archive ({e}); the file is "
                            f"truncated or corrupt") from None
-
-
-def _load_stream(fh, name, weights_only, encoding):
-    zf = _open_zip(fh, name)
     names = zf.namelist()
     prefix = names[0].split("/")[0] if names else ""
     if f"{prefix}/data.pkl" not in names:
@@ -180,18 +186,18 @@ def _load_stream(fh, name, weights_only, encoding):
     pkl = _read(zf, f"{prefix}/data.pkl")
     try:
         obj, rebuilder = unpickle(pkl, weights_only, encoding)
-    except pickle.UnpicklingError:
+    except Refused:
         raise
-    except (EOFError, ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
+    except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError,
+            AttributeError) as e:
         raise RuntimeError(f"newch.load: {prefix}/data.pkl of {name} is corrupt: {e}") from None
-    paths = key_paths(obj)
-    _check_dtypes(rebuilder, paths)
-    for handle in rebuilder.handles.values():
-        if handle.storage is not None:
-            fill(zf, prefix, handle, byteorder, _where(rebuilder, handle, paths))
-    for m in modules_in(obj):
-        settle_module(m)
-    return obj
+
+    def fill_all(where):
+        for handle in rebuilder.handles.values():
+            if handle.storage is not None:
+                fill(zf, prefix, handle, byteorder, where(handle))
+
+    return obj, rebuilder, fill_all
 
 
 def _read(zf, record):

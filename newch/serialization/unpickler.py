@@ -24,6 +24,10 @@ _REFUSED = ("newch.load: weights_only=True refuses {what}: only tensors, dicts, 
             "newch.load(f, weights_only=False), which can run any code the file asks for.")
 
 
+class Refused(pickle.UnpicklingError):
+    """A load refused something in the file (a global, a persistent id...), having run nothing."""
+
+
 class StorageType:
     """Stands for ``torch.FloatStorage``... in a storage's persistent id."""
     __slots__ = ("dtype_name",)
@@ -35,14 +39,14 @@ class StorageType:
 def _device(*args):
     """``torch.device('cpu')`` in a file: newch keeps the name (everything runs on the CPU)."""
     if not args or not all(isinstance(a, (str, int)) for a in args):
-        raise pickle.UnpicklingError(f"newch.load: torch.device{args!r} is not a device name")
+        raise Refused(f"newch.load: torch.device{args!r} is not a device name")
     return ":".join(str(a) for a in args)
 
 
 def _encode(text, encoding="latin1"):
     """``_codecs.encode``: how protocol 2 pickles ``bytes``; only that use is allowed."""
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
-        raise pickle.UnpicklingError("newch.load: _codecs.encode is only allowed to rebuild bytes")
+        raise Refused("newch.load: _codecs.encode is only allowed to rebuild bytes")
     return text.encode("latin1")
 
 
@@ -80,11 +84,18 @@ class _Base(pickle.Unpickler):
         self.rebuilder = rebuilder
 
     def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 4 and pid[0] == "module":
+            # NOTE: the legacy format names a module class with its source file and text (for a
+            # "source changed" warning); the class itself already went through find_class.
+            return pid[1]
         if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
                 and isinstance(pid[1], StorageType) and isinstance(pid[2], str)
                 and isinstance(pid[4], int) and not isinstance(pid[4], bool) and pid[4] >= 0):
-            raise pickle.UnpicklingError(f"newch.load: unknown persistent id {str(pid)[:200]}; "
+            raise Refused(f"newch.load: unknown persistent id {str(pid)[:200]}; "
                                          f"only PyTorch storages are expected")
+        if len(pid) > 5 and pid[5] is not None:
+            raise Refused("newch.load: the file uses storage views of PyTorch's "
+                                         "oldest legacy format, which newch does not read")
         return self.rebuilder.storage(pid[2], pid[1].dtype_name, pid[4])
 
 
@@ -95,7 +106,7 @@ class WeightsOnlyUnpickler(_Base):
         found = _SAFE.get((module, name)) or _torch_global(module, name, self.rebuilder)
         if found is None:
             shown = "builtins" if module == "__builtin__" else module     # protocol 2's spelling
-            raise pickle.UnpicklingError(_REFUSED.format(what=f"the global {shown}.{name}"))
+            raise Refused(_REFUSED.format(what=f"the global {shown}.{name}"))
         return found
 
 
@@ -120,7 +131,7 @@ class FullUnpickler(_Base):
         if module == "torch" or module.startswith("torch."):
             found = _torch_global(module, name, self.rebuilder) or _newch_class(module, name)
             if found is None:
-                raise pickle.UnpicklingError(
+                raise Refused(
                     f"newch.load: the file needs {module}.{name}, which newch does not provide")
             return found
         return super().find_class(module, name)

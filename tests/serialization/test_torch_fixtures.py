@@ -93,9 +93,15 @@ def test_sgd_state_written_by_torch_resumes_identically():
         np.testing.assert_allclose(p.detach().numpy(), want.numpy(), rtol=1e-13, atol=1e-15)
 
 
-def test_legacy_format_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="legacy format"):
-        newch.load(FIX / "torch_legacy.pt")
+def test_legacy_format_written_by_torch():
+    sd = newch.load(FIX / "torch_legacy.pt")
+    assert sd["w"].dtype is newch.float32 and sd["w"].tolist() == [0.0, 1.0, 2.0]
+    assert sd["w"].is_persistent
+    data = (FIX / "torch_legacy.pt").read_bytes()
+    with pytest.raises(RuntimeError, match=r"storage \d+ \(the data of 'w'\).*truncated"):
+        newch.load(io.BytesIO(data[:-2]))
+    with pytest.raises(RuntimeError, match="truncated or corrupt"):
+        newch.load(io.BytesIO(data[:40]))
 
 
 def test_newch_file_has_torchs_layout_and_only_allowlisted_globals():

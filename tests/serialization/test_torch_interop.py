@@ -198,3 +198,24 @@ def test_optimizer_state_from_newch_resumes_in_torch(name):
     for key, value in theirs.opt.state_dict()["state"][0].items():
         if isinstance(value, torch.Tensor):
             assert mine[key].dtype == value.dtype and mine[key].shape == value.shape, key
+
+
+def test_legacy_format_files_load():
+    a = torch.arange(20, dtype=torch.float64).reshape(4, 5)
+    sd = {"a": a, "view": a[1:, 2], "i": torch.tensor([3, -4]), "p": torch.nn.Parameter(a[0])}
+    buf = io.BytesIO()
+    torch.save(sd, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    out = newch.load(buf)
+    for k, v in sd.items():
+        np.testing.assert_array_equal(out[k].detach().numpy(), v.detach().numpy(), err_msg=k)
+    out["a"].numpy()[2, 2] = -1.0
+    assert out["view"][1].item() == -1.0
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Sigmoid())
+    buf = io.BytesIO()
+    torch.save(model, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    back = newch.load(buf, weights_only=False)
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(back(newch.tensor(x)).detach().numpy(),
+                               model(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
