@@ -37,7 +37,16 @@ def read_legacy(fh, weights_only, encoding):
     ``fill(where)`` reads the storage bytes that follow the pickles, once the
     caller has checked dtypes; ``where(handle)`` names a storage's keys.
     """
-    rebuilder = Rebuilder()
+    here = fh.tell()
+    total = fh.seek(0, 2) - here
+    fh.seek(here)
+
+    def check_size(key, nbytes):
+        if nbytes > total:
+            return f"it needs {nbytes} bytes, more than the whole file ({total})"
+        return None
+
+    rebuilder = Rebuilder(check_size)
     if _small(fh, rebuilder, encoding, "magic number") != MAGIC:
         raise RuntimeError("newch.load: not a PyTorch legacy file (wrong magic number)")
     version = _small(fh, rebuilder, encoding, "protocol version")

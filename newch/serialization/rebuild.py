@@ -43,10 +43,16 @@ class StorageHandle:
         self.count = count              # elements, or bytes when untyped
         self.numel = None
         self.storage = None             # newch persistent Storage (None when unsupported)
+        self.problem = None             # why the file cannot fill it, if it cannot
         self.target = None              # numpy dtype of the newch memory
 
-    def bind(self, dtype_name):
-        """Fix the element type (checks a storage is not read as two types) and allocate."""
+    def bind(self, dtype_name, check_size=None):
+        """Fix the element type (checks a storage is not read as two types) and allocate.
+
+        ``check_size(key, nbytes)`` says what is wrong (or None) when the file does not
+        hold ``nbytes`` for this storage: a few hostile bytes must not make newch
+        allocate terabytes. The problem is kept and reported with the keys later.
+        """
         if self.numel is not None:
             if dtype_name is not None and dtype_name != self.dtype_name:
                 raise RuntimeError(f"newch.load: storage {self.key} is used as both "
@@ -61,6 +67,10 @@ class StorageHandle:
                                    f"not a whole number of {dtype_name} elements")
             self.dtype_name, self.count = dtype_name, self.count // size
         self.numel = self.count
+        if check_size is not None:
+            self.problem = check_size(self.key, self.count * element_size(self.dtype_name))
+            if self.problem:
+                return
         name = self.dtype_name
         if name in WIDENED:
             self.target = np.dtype(np.float32)
@@ -114,9 +124,10 @@ def _check_layout(key, numel, offset, size, stride):
 class Rebuilder:
     """The functions a PyTorch pickle calls to make tensors, bound to one load."""
 
-    def __init__(self):
+    def __init__(self, check_size=None):
         self.handles = {}          # key -> StorageHandle
         self.tensors = []          # (tensor or UnsupportedTensor, handle) in order of creation
+        self.check_size = check_size
 
     def storage(self, key, dtype_name, count):
         """The handle of storage ``key`` (one per key, however many tensors use it)."""
@@ -131,7 +142,7 @@ class Rebuilder:
         if not isinstance(handle, StorageHandle):
             raise RuntimeError(f"newch.load: a tensor is built on {type(handle).__name__}, not on "
                                f"a storage of the file")
-        handle.bind(dtype_name)
+        handle.bind(dtype_name, self.check_size)
         size, stride = tuple(size), tuple(stride)
         _check_layout(handle.key, handle.numel, offset, size, stride)
         if handle.storage is None:
@@ -139,7 +150,11 @@ class Rebuilder:
         else:
             base = handle.array()[offset:]
             item = handle.target.itemsize
-            a = as_strided(base, shape=size, strides=tuple(s * item for s in stride))
+            try:
+                a = as_strided(base, shape=size, strides=tuple(s * item for s in stride))
+            except (ValueError, OverflowError) as e:
+                raise RuntimeError(f"newch.load: a tensor of storage {handle.key} has an invalid "
+                                   f"layout (size {size}, stride {stride}): {e}") from None
             out = Tensor._make(a, handle.storage)
             if requires_grad and out.dtype.is_floating_point:
                 out.requires_grad_(True)

@@ -184,8 +184,17 @@ def _read_zip(fh, name, weights_only, encoding):
         if byteorder not in ("little", "big"):
             raise RuntimeError(f"newch.load: {name} has an unknown byteorder {byteorder!r}")
     pkl = _read(zf, f"{prefix}/data.pkl")
+
+    def check_size(key, nbytes):
+        record = f"{prefix}/data/{key}"
+        info = zf.NameToInfo.get(record)
+        if info is None or info.file_size != nbytes:
+            held = "is missing" if info is None else f"holds {info.file_size} bytes"
+            return f"it needs {nbytes} bytes but record {record} {held}"
+        return None
+
     try:
-        obj, rebuilder = unpickle(pkl, weights_only, encoding)
+        obj, rebuilder = unpickle(pkl, weights_only, encoding, check_size)
     except Refused:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError,
@@ -219,6 +228,11 @@ def _where(rebuilder, handle, paths):
 
 
 def _check_dtypes(rebuilder, paths):
+    for handle in rebuilder.handles.values():
+        if handle.problem:
+            raise RuntimeError(f"newch.load: storage {handle.key} (the data of "
+                               f"{_where(rebuilder, handle, paths)}) cannot be read: "
+                               f"{handle.problem}. The file is truncated or corrupt.")
     bad = [(t, h) for t, h in rebuilder.tensors if isinstance(t, UnsupportedTensor)]
     if bad:
         lines = "; ".join(f"{_key(paths, t)} is {h.dtype_name}" for t, h in bad[:10])

@@ -137,9 +137,9 @@ class FullUnpickler(_Base):
         return super().find_class(module, name)
 
 
-def unpickle(data, weights_only, encoding="utf-8"):
-    """(object, Rebuilder) from the bytes of ``data.pkl``."""
-    rebuilder = Rebuilder()
+def unpickle(data, weights_only, encoding="utf-8", check_size=None):
+    """(object, Rebuilder) from the bytes of ``data.pkl`` (``check_size``: see StorageHandle.bind)."""
+    rebuilder = Rebuilder(check_size)
     cls = WeightsOnlyUnpickler if weights_only else FullUnpickler
     obj = cls(io.BytesIO(data), rebuilder, encoding=encoding).load()
     return obj, rebuilder

@@ -133,8 +133,17 @@ def test_storage_record_of_the_wrong_size_names_the_key():
     short = ("data/0", np.arange(3, dtype="<f4").tobytes())
     with pytest.raises(RuntimeError, match=r"'weight'.*holds 12 bytes"):
         newch.load(archive(pkl, [short]))
-    with pytest.raises(RuntimeError, match=r"no record archive/data/0 \(the data of 'weight'\)"):
+    with pytest.raises(RuntimeError, match=r"storage 0 \(the data of 'weight'\).*"
+                                           r"archive/data/0 is missing"):
         newch.load(archive(pkl))
+
+
+def test_huge_declared_storage_is_refused_before_allocating():
+    data = ("data/0", np.arange(4, dtype="<f4").tobytes())
+    before = newch.mem_stats()["persistent_bytes"]
+    with pytest.raises(RuntimeError, match=r"needs 4503599627370496 bytes.*holds 16 bytes"):
+        newch.load(archive(tensor_pickle(0, (4,), (1,), numel=2 ** 50), [data]))
+    assert newch.mem_stats()["persistent_bytes"] == before
 
 
 def test_unknown_persistent_id_is_refused():
