@@ -10,6 +10,8 @@ corrupt record is reported by the keys it feeds.
 Nothing here allocates in the step arena: a load only makes persistent tensors.
 """
 import numbers
+import struct
+import zlib
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -20,7 +22,7 @@ from ..net.parameter import Parameter
 from ..tensor import Tensor
 from .names import WIDENED, canonical_dtype_name, element_size, numpy_dtype
 
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 
 
 class UnsupportedTensor:
@@ -193,24 +195,19 @@ def file_dtype(handle, byteorder):
     return dt.newbyteorder(">") if byteorder == "big" else dt
 
 
-def read_into(handle, fh, byteorder, record, where):
-    """Read ``handle``'s elements from stream ``fh`` (exactly their bytes) into its newch memory.
+def read_into(handle, fill_bytes, byteorder, record, where):
+    """Fill ``handle``'s newch memory with its elements, converting float16/bfloat16 and byte order.
 
-    ``record`` and ``where`` (the keys using the storage) name it in errors.
+    ``fill_bytes(dest)`` writes exactly ``dest.size`` bytes of the file into
+    uint8 array ``dest`` (or raises); ``record`` and ``where`` (the keys using
+    the storage) name it in errors.
     """
     src = file_dtype(handle, byteorder)
-    expected = handle.numel * src.itemsize
     out = handle.array()
     direct = src == out.dtype
-    dest = out.view(np.uint8) if direct else np.empty(expected, np.uint8)
+    dest = out.view(np.uint8) if direct else np.empty(handle.numel * src.itemsize, np.uint8)
     try:
-        pos = 0
-        while pos < expected:
-            chunk = fh.read(min(_CHUNK, expected - pos))
-            if not chunk:
-                raise EOFError(f"only {pos} of {expected} bytes are there")
-            dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
-            pos += len(chunk)
+        fill_bytes(dest)
     except Exception as e:  # zipfile raises BadZipFile, zlib.error, EOFError, OSError...
         raise RuntimeError(f"newch.load: {record} (the data of {where}) cannot be read: "
                            f"{e}. The file is truncated or corrupt.") from None
@@ -222,31 +219,62 @@ def read_into(handle, fh, byteorder, record, where):
             out[...] = raw
 
 
-def fill(zf, prefix, handle, byteorder, where):
-    """Read storage ``handle``'s record from zip ``zf`` into its newch memory.
+def stream_reader(fh):
+    """``fill_bytes`` reading the next bytes of stream ``fh`` (in chunks: bounded extra memory)."""
+    def fill_bytes(dest):
+        pos, n = 0, dest.size
+        while pos < n:
+            chunk = fh.read(min(_CHUNK, n - pos))
+            if not chunk:
+                raise EOFError(f"only {pos} of {n} bytes are there")
+            dest[pos:pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
+            pos += len(chunk)
+    return fill_bytes
+
+
+def _stored_reader(raw, info):
+    """``fill_bytes`` for an uncompressed zip record: one read straight into place, then the CRC."""
+    def fill_bytes(dest):
+        raw.seek(info.header_offset)
+        head = raw.read(30)
+        if len(head) < 30 or head[:4] != b"PK\x03\x04":
+            raise ValueError("its local zip header is damaged")
+        n, m = struct.unpack("<HH", head[26:30])
+        raw.seek(info.header_offset + 30 + n + m)
+        view, pos, crc = memoryview(dest), 0, 0
+        while pos < dest.size:
+            got = raw.readinto(view[pos:pos + _CHUNK])
+            if not got:
+                raise EOFError(f"only {pos} of {dest.size} bytes are there")
+            crc = zlib.crc32(view[pos:pos + got], crc)    # NOTE: while the chunk is in cache
+            pos += got
+        if crc != info.CRC:
+            raise ValueError("its CRC-32 does not match (the bytes changed after saving)")
+    return fill_bytes
+
+
+def _zip_reader(zf, info):
+    """``fill_bytes`` for any zip record, through zipfile (decompression, CRC at the end)."""
+    def fill_bytes(dest):
+        with zf.open(info) as fh:
+            stream_reader(fh)(dest)
+            fh.read(1)      # NOTE: reaching the record's end makes zipfile check its CRC
+    return fill_bytes
+
+
+def fill(zf, raw, prefix, handle, byteorder, where):
+    """Read storage ``handle``'s record from zip ``zf`` (over seekable stream ``raw``) into newch.
 
     ``where`` names the keys that use the storage, for error messages.
     """
     name = f"{prefix}/data/{handle.key}"
     expected = handle.numel * file_dtype(handle, byteorder).itemsize
-    try:
-        info = zf.getinfo(name)
-    except KeyError:
-        raise RuntimeError(f"newch.load: the file has no record {name} (the data of {where}): "
-                           f"it is truncated or corrupt") from None
-    if info.file_size != expected:
-        raise RuntimeError(f"newch.load: record {name} (the data of {where}) holds "
-                           f"{info.file_size} bytes, but {handle.numel} {handle.dtype_name} "
-                           f"elements need {expected}: the file is corrupt")
-    try:
-        fh = zf.open(info)
-    except Exception as e:
-        raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be opened: "
-                           f"{e}. The file is truncated or corrupt.") from None
-    with fh:
-        read_into(handle, fh, byteorder, f"record {name}", where)
-        try:
-            fh.read(1)      # NOTE: reaching the record's end makes zipfile check its CRC
-        except Exception as e:
-            raise RuntimeError(f"newch.load: record {name} (the data of {where}) cannot be "
-                               f"read: {e}. The file is truncated or corrupt.") from None
+    info = zf.NameToInfo.get(name)
+    if info is None or info.file_size != expected:
+        held = "is missing" if info is None else f"holds {info.file_size} bytes"
+        raise RuntimeError(f"newch.load: record {name} (the data of {where}) {held}, but "
+                           f"{handle.numel} {handle.dtype_name} elements need {expected}: the "
+                           f"file is truncated or corrupt")
+    stored = info.compress_type == 0 and hasattr(raw, "readinto")
+    reader = _stored_reader(raw, info) if stored else _zip_reader(zf, info)
+    read_into(handle, reader, byteorder, f"record {name}", where)

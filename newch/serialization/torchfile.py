@@ -204,7 +204,7 @@ def _read_zip(fh, name, weights_only, encoding):
     def fill_all(where):
         for handle in rebuilder.handles.values():
             if handle.storage is not None:
-                fill(zf, prefix, handle, byteorder, where(handle))
+                fill(zf, fh, prefix, handle, byteorder, where(handle))
 
     return obj, rebuilder, fill_all
 

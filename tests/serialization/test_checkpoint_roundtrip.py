@@ -214,6 +214,21 @@ def test_archive_layout_is_torchs():
         assert z.read("archive/data/1") == np.zeros(2, "<i8").tobytes()
 
 
+def test_recompressed_archive_still_loads():
+    """A checkpoint someone re-zipped with deflate goes through zipfile's own reader."""
+    sd = {"w": newch.arange(1000, dtype=newch.float64), "b": newch.tensor([True, False])}
+    with zipfile.ZipFile(_saved(sd)) as z:
+        records = [(n, z.read(n)) for n in z.namelist()]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, data in records:
+            z.writestr(n, data)
+    buf.seek(0)
+    out = newch.load(buf)
+    np.testing.assert_array_equal(out["w"].numpy(), np.arange(1000.0))
+    assert out["b"].tolist() == [True, False]
+
+
 def test_zip64_fields_are_read_back(monkeypatch):
     monkeypatch.setattr(zipwriter, "ZIP64_LIMIT", 8)    # every record past 8 bytes is "large"
     sd = {"w": newch.arange(40, dtype=newch.float64), "i": newch.tensor([1, 2, 3])}
