@@ -1,4 +1,4 @@
-"""Saving and loading: PyTorch's checkpoint format (``newch.save`` / ``newch.load``) and safetensors.
+"""Saving and loading: PyTorch's checkpoint format (``newch.save``, ``newch.load``), safetensors.
 
 Files cross both ways with PyTorch: ``torch.load`` reads what ``newch.save``
 writes and ``newch.load`` reads what ``torch.save`` writes, with no torch

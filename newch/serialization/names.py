@@ -12,7 +12,7 @@ from .. import dtypes as D
 
 
 class TorchGlobal:
-    """A global name (``module``, ``name``) written into a pickle as is: torch need not be installed."""
+    """A global name (``module``, ``name``) written into a pickle as is; torch need not exist."""
     __slots__ = ("module", "name")
 
     def __init__(self, module, name):
@@ -148,7 +148,7 @@ _NN_FILES = {
 }
 NN_FILE_OF = {cls: f for f, names in _NN_FILES.items() for cls in names.split()}
 
-# attributes torch's Module keeps that newch's does not (hook tables): added on save, dropped on load
+# attributes torch's Module keeps and newch's does not (hook tables): added on save, dropped on load
 TORCH_MODULE_TABLES = (
     "_backward_pre_hooks", "_backward_hooks", "_forward_hooks_with_kwargs",
     "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",

@@ -11,7 +11,6 @@ The pure-Python pickler is used because it lets a subclass write any global
 name: torch is not importable here, so the C pickler would refuse the names.
 """
 import copyreg
-import io
 import pickle
 from collections import OrderedDict
 
@@ -145,11 +144,13 @@ class TorchPickler(pickle._Pickler):
         self.table = table
 
     def persistent_id(self, obj):
-        if isinstance(obj, _StorageRef):
+        if type(obj) is _StorageRef:
             return ("storage", TorchGlobal("torch", obj.storage_class), obj.key, "cpu", obj.numel)
         return None
 
     def reducer_override(self, obj):
+        if type(obj) in _PLAIN:
+            return NotImplemented
         if isinstance(obj, (TorchGlobal, D.dtype, ForeignDtype)):
             return "global"         # NOTE: routed to save_global, which writes torch's name
         if isinstance(obj, Tensor):
@@ -183,8 +184,34 @@ class TorchPickler(pickle._Pickler):
         self.memoize(obj)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes, tuple, list, dict, OrderedDict})
+
+
+class _Sink:
+    def write(self, data):
+        return len(data)
+
+
+class _Survey(pickle.Pickler):
+    """The C pickler walking what a save will pickle, only to measure the tensors' storage spans."""
+
+    def __init__(self, table):
+        super().__init__(_Sink(), protocol=2)
+        self.table = table
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            self.table.locate(obj)
+            return int, ()
+        if isinstance(obj, (TorchGlobal, D.dtype, ForeignDtype, Size)):
+            return int, ()
+        if isinstance(obj, Module) and type(obj).__reduce_ex__ is object.__reduce_ex__:
+            return copyreg.__newobj__, (type(obj),), module_state(obj)
+        return NotImplemented
+
+
 def dump(obj, file, table):
     """Pickle ``obj`` into ``file`` with torch's names, collecting tensor bytes in ``table``."""
-    TorchPickler(io.BytesIO(), table).dump(obj)     # survey: which bytes each storage needs
+    _Survey(table).dump(obj)
     table.surveying = False
     TorchPickler(file, table).dump(obj)

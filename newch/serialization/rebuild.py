@@ -83,10 +83,6 @@ class StorageHandle:
         nbytes = self.numel * self.target.itemsize
         self.storage = default_context().alloc(nbytes, persistent=True)
 
-    @property
-    def widened(self):
-        return self.dtype_name in WIDENED
-
     def array(self):
         """The handle's memory as a 1-D array of its newch element type."""
         return self.storage.buf[:self.numel * self.target.itemsize].view(self.target)

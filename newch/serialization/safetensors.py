@@ -60,7 +60,8 @@ def _encode(op, tensors, metadata):
     arrays, offset = [], 0
     for name in order:
         a = tensors[name]._a
-        a = a if a.flags.c_contiguous else a.copy(order="C")  # NOTE: ascontiguousarray makes 0-d 1-d
+        # NOTE: not np.ascontiguousarray, which turns a 0-d array into a 1-d one
+        a = a if a.flags.c_contiguous else a.copy(order="C")
         if sys.byteorder == "big" and a.itemsize > 1:
             a = a.byteswap()
         header[name] = {"dtype": _CODE_OF[a.dtype.name], "shape": list(a.shape),

@@ -157,8 +157,16 @@ def _load_stream(fh, name, weights_only, encoding):
         what = "is empty" if not head else "is not a PyTorch checkpoint (not a zip archive)"
         raise RuntimeError(f"newch.load: {name} {what}")
     paths = key_paths(obj)
-    _check_dtypes(rebuilder, paths)
-    fill_all(lambda handle: _where(rebuilder, handle, paths))
+    keys = {}                                   # id(handle) -> keys of its tensors
+    for t, h in rebuilder.tensors:
+        keys.setdefault(id(h), []).append(_key(paths, t))
+
+    def where(handle):
+        found = keys.get(id(handle), [])
+        return ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+
+    _check_dtypes(rebuilder, paths, where)
+    fill_all(where)
     for m in modules_in(obj):
         settle_module(m)
     return obj
@@ -222,16 +230,11 @@ def _key(paths, t):
     return repr(p) if p else "(a tensor not reachable by key)"
 
 
-def _where(rebuilder, handle, paths):
-    keys = [_key(paths, t) for t, h in rebuilder.tensors if h is handle]
-    return ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
-
-
-def _check_dtypes(rebuilder, paths):
+def _check_dtypes(rebuilder, paths, where):
     for handle in rebuilder.handles.values():
         if handle.problem:
             raise RuntimeError(f"newch.load: storage {handle.key} (the data of "
-                               f"{_where(rebuilder, handle, paths)}) cannot be read: "
+                               f"{where(handle)}) cannot be read: "
                                f"{handle.problem}. The file is truncated or corrupt.")
     bad = [(t, h) for t, h in rebuilder.tensors if isinstance(t, UnsupportedTensor)]
     if bad:

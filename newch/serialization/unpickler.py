@@ -1,4 +1,4 @@
-"""Reading a PyTorch pickle: a restricted unpickler (weights_only) and a full one, torch names mapped.
+"""Reading a PyTorch pickle: a restricted unpickler (weights_only), a full one; torch names mapped.
 
 Unpickling runs whatever callables a pickle names; the only way a pickle can
 name one is a global (``find_class``). ``WeightsOnlyUnpickler`` answers
@@ -138,7 +138,7 @@ class FullUnpickler(_Base):
 
 
 def unpickle(data, weights_only, encoding="utf-8", check_size=None):
-    """(object, Rebuilder) from the bytes of ``data.pkl`` (``check_size``: see StorageHandle.bind)."""
+    """(object, Rebuilder) from the bytes of ``data.pkl`` (``check_size``: StorageHandle.bind)."""
     rebuilder = Rebuilder(check_size)
     cls = WeightsOnlyUnpickler if weights_only else FullUnpickler
     obj = cls(io.BytesIO(data), rebuilder, encoding=encoding).load()

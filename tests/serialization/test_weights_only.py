@@ -1,4 +1,4 @@
-"""weights_only=True refuses every global but data ones and runs nothing; weights_only=False loads anything."""
+"""weights_only=True refuses all but data globals and runs nothing; weights_only=False: anything."""
 import copyreg
 import io
 import pickle
