@@ -111,8 +111,12 @@ class WeightsOnlyUnpickler(_Base):
 
 
 def _newch_class(module, name):
-    """newch's class for torch's ``torch.nn...`` / ``torch.optim...`` name, or None."""
-    from .. import net, optim    # NOTE: the namespaces are complete only once newch has loaded
+    """newch's object for torch's ``torch.nn...``, ``torch.optim...`` or ``torch.<op>``, or None."""
+    from .. import net, ops, optim    # NOTE: the namespaces are complete only once newch loaded
+    if module == "torch":
+        return getattr(ops, name, None)
+    if module == "torch.nn.functional":
+        return getattr(net.functional, name, None)
     if module.startswith("torch.nn"):
         return getattr(net, name, None)
     if module.startswith("torch.optim"):

@@ -97,6 +97,22 @@ def test_whole_module_crosses_both_ways():
     assert set(back[1].__dict__) == set(model[1].__dict__)
 
 
+class Scaled(torch.nn.Module):
+    """A torch module keeping functions as attributes (pickled by name)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 3)
+        self.act = torch.nn.functional.relu
+
+
+def test_whole_module_with_function_attributes():
+    m = Scaled()
+    back = to_newch(m, weights_only=False)
+    assert back.act is newch.nn.functional.relu     # torch.nn.functional.relu, by name
+    assert isinstance(back.fc, newch.nn.Linear)
+
+
 def test_torch_files_with_dtypes_newch_lacks():
     with pytest.warns(UserWarning, match=r"1 tensor\(s\).*'w'") as rec:
         out = to_newch({"w": torch.tensor([0.5, 1.25], dtype=torch.float16), "i": torch.ones(2)})
