@@ -6,6 +6,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import newch
 from newch.serialization import zipwriter
@@ -270,3 +271,34 @@ def _saved(obj):
     newch.save(obj, buf)
     buf.seek(0)
     return buf
+
+
+@st.composite
+def views(draw):
+    """A persistent tensor and a few strided views of it (slices with steps, transposes)."""
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    dtype = draw(st.sampled_from(["float32", "float64", "int64", "int32", "uint8", "bool"]))
+    base = np.arange(int(np.prod(shape))).reshape(shape) % 7
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        index = tuple(slice(draw(st.integers(0, n - 1)), None, draw(st.integers(1, 3)))
+                      for n in shape)
+        out.append((index, draw(st.booleans())))
+    return base.astype(dtype), out
+
+
+@settings(max_examples=40, deadline=None)
+@given(views())
+def test_random_views_round_trip_with_shared_memory(case):
+    base, cuts = case
+    with newch.persistent():
+        t = newch.tensor(base)
+    sd = {"base": t}
+    for i, (index, flip) in enumerate(cuts):
+        v = t[index]
+        sd[f"v{i}"] = v.t() if flip and v.ndim == 2 else v
+    out = roundtrip(sd)
+    for k, v in sd.items():
+        np.testing.assert_array_equal(out[k].numpy(), v.numpy(), err_msg=k)
+    with zipfile.ZipFile(_saved(sd)) as z:
+        assert len([n for n in z.namelist() if "/data/" in n]) == 1
