@@ -100,12 +100,12 @@ def test_codecs_encode_only_rebuilds_bytes():
         newch.load(archive(global_call("_codecs", "encode", "x", "rot13")))
 
 
-def tensor_pickle(offset, size, stride, numel=4, storage="FloatStorage"):
+def tensor_pickle(offset, size, stride, numel=4, storage="FloatStorage", location="cpu"):
     """A pickle of one tensor built by torch._utils._rebuild_tensor_v2 on storage '0'."""
     def tup(xs):
         return b"(" + b"".join(pickle.dumps(x, 2)[2:-1] for x in xs) + b"t"
     pid = (b"(" + pickle.dumps("storage", 2)[2:-1] + b"ctorch\n" + storage.encode() + b"\n"
-           + pickle.dumps("0", 2)[2:-1] + pickle.dumps("cpu", 2)[2:-1]
+           + pickle.dumps("0", 2)[2:-1] + pickle.dumps(location, 2)[2:-1]
            + pickle.dumps(numel, 2)[2:-1] + b"tQ")
     return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" + pid
             + pickle.dumps(offset, 2)[2:-1] + tup(size) + tup(stride)
@@ -116,6 +116,12 @@ def test_tensor_pickle_helper_builds_a_real_tensor():
     data = ("data/0", np.arange(4, dtype="<f4").tobytes())
     t = newch.load(archive(tensor_pickle(1, (2,), (2,)), [data]))
     np.testing.assert_array_equal(t.numpy(), [1.0, 3.0])
+
+
+def test_a_gpu_saved_tensor_loads_on_the_cpu_without_map_location():
+    data = ("data/0", np.arange(4, dtype="<f4").tobytes())
+    t = newch.load(archive(tensor_pickle(0, (4,), (1,), location="cuda:0"), [data]))
+    assert t.device == "cpu" and t.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 @pytest.mark.parametrize("offset,size,stride", [
