@@ -193,12 +193,19 @@ def _read_zip(fh, name, weights_only, encoding):
             raise RuntimeError(f"newch.load: {name} has an unknown byteorder {byteorder!r}")
     pkl = _read(zf, f"{prefix}/data.pkl")
 
+    total = fh.seek(0, 2)
+
     def check_size(key, nbytes):
         record = f"{prefix}/data/{key}"
         info = zf.NameToInfo.get(record)
         if info is None or info.file_size != nbytes:
             held = "is missing" if info is None else f"holds {info.file_size} bytes"
             return f"it needs {nbytes} bytes but record {record} {held}"
+        # NOTE: sizes in the zip directory are claims; bound them by what the file can hold
+        # (deflate expands at most ~1032x) so a forged header cannot make us allocate terabytes.
+        room = total if info.compress_type == 0 else 1032 * info.compress_size + 64
+        if nbytes > room:
+            return f"record {record} claims {nbytes} bytes, more than the file can hold ({room})"
         return None
 
     try:

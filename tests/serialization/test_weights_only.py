@@ -2,6 +2,7 @@
 import copyreg
 import io
 import pickle
+import struct
 import zipfile
 
 import numpy as np
@@ -149,6 +150,21 @@ def test_huge_declared_storage_is_refused_before_allocating():
     before = newch.mem_stats()["persistent_bytes"]
     with pytest.raises(RuntimeError, match=r"needs 4503599627370496 bytes.*holds 16 bytes"):
         newch.load(archive(tensor_pickle(0, (4,), (1,), numel=2 ** 50), [data]))
+    assert newch.mem_stats()["persistent_bytes"] == before
+
+
+def test_forged_zip_sizes_are_refused_before_allocating():
+    """A central directory claiming a huge record must not make newch allocate it."""
+    pkl = b"\x80\x02}X\x01\x00\x00\x00w" + tensor_pickle(0, (1,), (1,), numel=2 ** 29)[2:-1] + b"s."
+    buf = archive(pkl, [("data/0", b"\0" * 16)])
+    data = bytearray(buf.getvalue())
+    entry = data.find(b"PK\x01\x02", data.find(b"archive/data/0") + 1)  # its central entry
+    while data[entry + 46:entry + 46 + 14] != b"archive/data/0":
+        entry = data.find(b"PK\x01\x02", entry + 1)
+    data[entry + 20:entry + 28] = struct.pack("<II", 2 ** 31, 2 ** 31)     # = 2**29 floats
+    before = newch.mem_stats()["persistent_bytes"]
+    with pytest.raises(RuntimeError, match=r"'w'.*claims 2147483648 bytes, more than the file"):
+        newch.load(io.BytesIO(bytes(data)))
     assert newch.mem_stats()["persistent_bytes"] == before
 
 
