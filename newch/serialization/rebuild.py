@@ -47,13 +47,16 @@ class StorageHandle:
         self.storage = None             # newch persistent Storage (None when unsupported)
         self.problem = None             # why the file cannot fill it, if it cannot
         self.target = None              # numpy dtype of the newch memory
+        self.mapped = False             # True when the memory is the file, mapped (mmap=True)
 
-    def bind(self, dtype_name, check_size=None):
+    def bind(self, dtype_name, check_size=None, map_record=None):
         """Fix the element type (checks a storage is not read as two types) and allocate.
 
         ``check_size(key, nbytes)`` says what is wrong (or None) when the file does not
         hold ``nbytes`` for this storage: a few hostile bytes must not make newch
         allocate terabytes. The problem is kept and reported with the keys later.
+        ``map_record(key)``, when given, returns the storage's bytes mapped from the
+        file (or None): such a storage is not copied (``load(mmap=True)``).
         """
         if self.numel is not None:
             if dtype_name is not None and dtype_name != self.dtype_name:
@@ -79,6 +82,12 @@ class StorageHandle:
         elif _newch_dtype(name) is not None:
             self.target = _newch_dtype(name).np
         else:
+            return
+        mapped = map_record(self.key) if map_record is not None and name not in WIDENED else None
+        if mapped is not None and mapped.ctypes.data % self.target.itemsize == 0:
+            self.storage = default_context().pool.adopt(mapped)
+            self.storage.buf = mapped
+            self.mapped = True
             return
         nbytes = self.numel * self.target.itemsize
         self.storage = default_context().alloc(nbytes, persistent=True)
@@ -122,10 +131,11 @@ def _check_layout(key, numel, offset, size, stride):
 class Rebuilder:
     """The functions a PyTorch pickle calls to make tensors, bound to one load."""
 
-    def __init__(self, check_size=None):
+    def __init__(self, check_size=None, map_record=None):
         self.handles = {}          # key -> StorageHandle
         self.tensors = []          # (tensor or UnsupportedTensor, handle) in order of creation
         self.check_size = check_size
+        self.map_record = map_record
 
     def storage(self, key, dtype_name, count):
         """The handle of storage ``key`` (one per key, however many tensors use it)."""
@@ -140,7 +150,7 @@ class Rebuilder:
         if not isinstance(handle, StorageHandle):
             raise RuntimeError(f"newch.load: a tensor is built on {type(handle).__name__}, not on "
                                f"a storage of the file")
-        handle.bind(dtype_name, self.check_size)
+        handle.bind(dtype_name, self.check_size, self.map_record)
         size, stride = tuple(size), tuple(stride)
         _check_layout(handle.key, handle.numel, offset, size, stride)
         if handle.storage is None:
@@ -228,15 +238,20 @@ def stream_reader(fh):
     return fill_bytes
 
 
+def data_offset(raw, info):
+    """Where zip record ``info``'s bytes start in seekable stream ``raw`` (after its local header)."""
+    raw.seek(info.header_offset)
+    head = raw.read(30)
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        raise ValueError("its local zip header is damaged")
+    n, m = struct.unpack("<HH", head[26:30])
+    return info.header_offset + 30 + n + m
+
+
 def _stored_reader(raw, info):
     """``fill_bytes`` for an uncompressed zip record: one read straight into place, then the CRC."""
     def fill_bytes(dest):
-        raw.seek(info.header_offset)
-        head = raw.read(30)
-        if len(head) < 30 or head[:4] != b"PK\x03\x04":
-            raise ValueError("its local zip header is damaged")
-        n, m = struct.unpack("<HH", head[26:30])
-        raw.seek(info.header_offset + 30 + n + m)
+        raw.seek(data_offset(raw, info))
         view, pos, crc = memoryview(dest), 0, 0
         while pos < dest.size:
             got = raw.readinto(view[pos:pos + _CHUNK])

@@ -19,7 +19,7 @@ from .. import dtypes as D
 from .names import WIDENED
 from .pickler import StorageTable, dump
 from .legacy import read_legacy
-from .rebuild import UnsupportedTensor, fill
+from .rebuild import UnsupportedTensor, data_offset, fill
 from .unpickler import Refused, unpickle
 from .zipwriter import ZipWriter
 from .walk import key_paths, modules_in, settle_module
@@ -121,7 +121,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         weights_only: True (default): only tensors, containers and primitives
             load and nothing the file names is called. False unpickles
             anything, which can run arbitrary code: trusted files only.
-        mmap: accepted for compatibility; the data is read into memory.
+        mmap: True maps the file (``f`` must be a path) copy-on-write instead of
+            reading it; tensors then live in the OS page cache (their CRC is not checked).
         encoding: passed to the unpickler (``"latin1"`` for Python 2 files).
 
     Example:
@@ -134,9 +135,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raise TypeError(f"newch.load: unexpected arguments {sorted(pickle_load_args)}")
     if weights_only is None:
         weights_only = True
+    if mmap and not _is_path(f):
+        raise ValueError("newch.load: mmap=True needs f to be a path (a file to map)")
     if _is_path(f):
         with open(os.fspath(f), "rb") as fh:
-            return _load_stream(fh, os.fspath(f), weights_only, encoding)
+            return _load_stream(fh, os.fspath(f), weights_only, encoding, bool(mmap))
     if not hasattr(f, "read"):
         raise TypeError(f"newch.load: f must be a path or a binary file object, got "
                         f"{type(f).__name__}")
@@ -145,12 +148,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return _load_stream(f, getattr(f, "name", "the file"), weights_only, encoding)
 
 
-def _load_stream(fh, name, weights_only, encoding):
+def _load_stream(fh, name, weights_only, encoding, mmap=False):
     start = fh.tell()
     head = fh.read(16)
     fh.seek(start)
     if head[:4] == b"PK\x03\x04":
-        obj, rebuilder, fill_all = _read_zip(fh, name, weights_only, encoding)
+        obj, rebuilder, fill_all = _read_zip(fh, name, weights_only, encoding, mmap)
     elif head[:len(_LEGACY_MAGIC)] == _LEGACY_MAGIC:
         obj, rebuilder, fill_all = read_legacy(fh, weights_only, encoding)
     else:
@@ -172,7 +175,7 @@ def _load_stream(fh, name, weights_only, encoding):
     return obj
 
 
-def _read_zip(fh, name, weights_only, encoding):
+def _read_zip(fh, name, weights_only, encoding, mmap=False):
     import zipfile      # NOTE: imported on first load; keeps ``import newch`` fast
     try:
         zf = zipfile.ZipFile(fh)
@@ -208,8 +211,9 @@ def _read_zip(fh, name, weights_only, encoding):
             return f"record {record} claims {nbytes} bytes, more than the file can hold ({room})"
         return None
 
+    map_record = _mapper(fh, zf, prefix) if mmap and byteorder == "little" else None
     try:
-        obj, rebuilder = unpickle(pkl, weights_only, encoding, check_size)
+        obj, rebuilder = unpickle(pkl, weights_only, encoding, check_size, map_record)
     except Refused:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError,
@@ -218,10 +222,25 @@ def _read_zip(fh, name, weights_only, encoding):
 
     def fill_all(where):
         for handle in rebuilder.handles.values():
-            if handle.storage is not None:
+            if handle.storage is not None and not handle.mapped:
                 fill(zf, fh, prefix, handle, byteorder, where(handle))
 
     return obj, rebuilder, fill_all
+
+
+def _mapper(fh, zf, prefix):
+    """``map_record(key)``: storage ``key``'s bytes as a copy-on-write map of the file, or None."""
+    import numpy as np
+    whole = np.memmap(fh.name, dtype=np.uint8, mode="c")   # NOTE: writes stay private
+
+    def map_record(key):
+        info = zf.NameToInfo.get(f"{prefix}/data/{key}")
+        if info is None or info.compress_type != 0:
+            return None
+        start = data_offset(fh, info)
+        return whole[start:start + info.file_size]
+
+    return map_record
 
 
 def _read(zf, record):

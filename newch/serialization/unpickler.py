@@ -141,9 +141,9 @@ class FullUnpickler(_Base):
         return super().find_class(module, name)
 
 
-def unpickle(data, weights_only, encoding="utf-8", check_size=None):
-    """(object, Rebuilder) from the bytes of ``data.pkl`` (``check_size``: StorageHandle.bind)."""
-    rebuilder = Rebuilder(check_size)
+def unpickle(data, weights_only, encoding="utf-8", check_size=None, map_record=None):
+    """(object, Rebuilder) from the bytes of ``data.pkl`` (the callbacks: StorageHandle.bind)."""
+    rebuilder = Rebuilder(check_size, map_record)
     cls = WeightsOnlyUnpickler if weights_only else FullUnpickler
     obj = cls(io.BytesIO(data), rebuilder, encoding=encoding).load()
     return obj, rebuilder

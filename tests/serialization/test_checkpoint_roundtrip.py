@@ -259,11 +259,33 @@ def test_stale_temporary_is_refused_naming_the_step():
         newch.save({"x": x}, io.BytesIO())
 
 
-def test_map_location_and_mmap_are_accepted():
+def test_map_location_is_accepted():
     out = newch.load(_saved({"w": newch.ones(1)}), map_location="cpu", mmap=False)
     assert out["w"].item() == 1.0
     out = newch.load(_saved({"w": newch.ones(1)}), map_location=lambda s, loc: s)
     assert out["w"].item() == 1.0
+
+
+def test_mmap_maps_the_file_copy_on_write(tmp_path):
+    with newch.persistent():
+        w = newch.arange(12, dtype=newch.float64).reshape(3, 4)
+        i = newch.tensor([1, 2, 3], dtype=newch.int32)
+    sd = {"w": w, "col": w[:, 1], "i": i}
+    path = tmp_path / "m.pt"
+    newch.save(sd, path)
+    newch.step_end()
+    arena = newch.mem_stats()["arena_bytes_reserved"]
+    out = newch.load(path, mmap=True)
+    assert newch.mem_stats()["arena_bytes_reserved"] == arena
+    assert isinstance(out["w"]._s.buf, np.memmap)           # the file's pages, not a copy
+    for k, v in sd.items():
+        np.testing.assert_array_equal(out[k].numpy(), v.numpy())
+        assert out[k].is_persistent
+    out["w"].numpy()[0, 1] = -7.0                           # private to this process
+    assert out["col"][0].item() == -7.0
+    assert newch.load(path)["w"][0, 1].item() == 1.0        # the file is unchanged
+    with pytest.raises(ValueError, match="mmap=True needs f to be a path"):
+        newch.load(_saved(sd), mmap=True)
 
 
 def _saved(obj):

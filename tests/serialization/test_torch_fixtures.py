@@ -43,6 +43,17 @@ def test_state_dict_written_by_torch():
     assert all(v.is_alive for v in sd.values() if isinstance(v, newch.Tensor))
 
 
+def test_mmap_of_a_torch_file_gives_the_same_values():
+    mapped = newch.load(FIX / "torch_state.pt", mmap=True)
+    read = newch.load(FIX / "torch_state.pt")
+    for k, v in read.items():
+        if isinstance(v, newch.Tensor):
+            np.testing.assert_array_equal(mapped[k].detach().numpy(), v.detach().numpy())
+    with pytest.warns(UserWarning, match="'half'"):
+        half = newch.load(FIX / "torch_half.pt", mmap=True)    # widened: copied, not mapped
+    assert half["half"].tolist() == [0.0, 0.5, 1.0, 1.5]
+
+
 def test_float16_and_bfloat16_load_as_float32_with_one_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
