@@ -14,7 +14,7 @@ The legacy file is a run of pickles followed by raw storage bytes, all in one st
 The small pickles are read with the weights-only unpickler whatever
 ``weights_only`` says: they are data.
 """
-from .rebuild import Rebuilder, file_dtype, read_into, stream_reader
+from .rebuild import Rebuilder, read_into, stream_reader
 from .unpickler import FullUnpickler, Refused, WeightsOnlyUnpickler
 
 MAGIC = 0x1950A86A20F9469CFC6C
@@ -79,9 +79,6 @@ def read_legacy(fh, weights_only, encoding):
                 raise RuntimeError(f"newch.load: storage {key} (the data of {where(handle)}) "
                                    f"should hold {handle.numel} elements, the file says "
                                    f"{numel}: it is truncated or corrupt")
-            if handle.storage is None:
-                fh.read(numel * file_dtype(handle, order).itemsize)
-                continue
             read_into(handle, stream_reader(fh), order, f"storage {key}", where(handle))
 
     return obj, rebuilder, fill
