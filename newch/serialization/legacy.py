@@ -14,6 +14,8 @@ The legacy file is a run of pickles followed by raw storage bytes, all in one st
 The small pickles are read with the weights-only unpickler whatever
 ``weights_only`` says: they are data.
 """
+import pickle
+
 from .rebuild import Rebuilder, read_into, stream_reader
 from .unpickler import FullUnpickler, Refused, WeightsOnlyUnpickler
 
@@ -60,7 +62,10 @@ def read_legacy(fh, weights_only, encoding):
         obj = cls(fh, rebuilder, encoding=encoding).load()
     except Refused:
         raise
-    except Exception as e:
+    except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError,
+            AttributeError) as e:
+        if not weights_only and isinstance(e, (TypeError, AttributeError)):
+            raise       # NOTE: may come from the file's own classes (a renamed class...)
         raise RuntimeError(f"newch.load: the legacy file's object pickle is corrupt: {e}") from None
     keys = _small(fh, rebuilder, encoding, "storage key list")
     if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):

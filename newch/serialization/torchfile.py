@@ -218,6 +218,8 @@ def _read_zip(fh, name, weights_only, encoding, mmap=False):
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, IndexError, KeyError, TypeError,
             AttributeError) as e:
+        if not weights_only and isinstance(e, (TypeError, AttributeError)):
+            raise       # NOTE: may come from the file's own classes (a renamed class...)
         raise RuntimeError(f"newch.load: {prefix}/data.pkl of {name} is corrupt: {e}") from None
 
     def fill_all(where):

@@ -219,3 +219,16 @@ def test_load_state_dict_names_the_mismatched_key():
     buf.seek(0)
     with pytest.raises(RuntimeError, match=r"size mismatch for weight.*\[2, 3\].*\[2, 4\]"):
         newch.nn.Linear(4, 2).load_state_dict(newch.load(buf))
+
+
+def test_garbage_pickles_are_corrupt_file_errors():
+    for pkl in (b"\x80\x02", b"garbage", b"\x80\x02ccollections\nOrderedDict\nK\x01\x85R.",
+                b"\x80\x02K\x01K\x02s."):
+        with pytest.raises(RuntimeError, match="data.pkl of the file is corrupt"):
+            newch.load(archive(pkl))
+
+
+def test_a_missing_class_with_weights_only_false_is_pythons_error():
+    pkl = b"\x80\x02c" + __name__.encode() + b"\nNoSuchClass\n)\x81."
+    with pytest.raises(AttributeError, match="NoSuchClass"):
+        newch.load(archive(pkl), weights_only=False)
