@@ -8,6 +8,8 @@ Example:
     >>> newch.save(model.state_dict(), "model.pt")
     >>> model.load_state_dict(newch.load("model.pt"))
 """
-from .torchfile import load, save
+from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from .torchfile import get_unsafe_globals_in_checkpoint, load, save
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals", "get_unsafe_globals_in_checkpoint"]

@@ -20,7 +20,8 @@ from .names import WIDENED
 from .pickler import StorageTable, dump
 from .legacy import read_legacy
 from .rebuild import UnsupportedTensor, data_offset, fill
-from .unpickler import Refused, unpickle
+from .safe_globals import globals_in_pickle
+from .unpickler import Refused, is_data_global, unpickle
 from .zipwriter import ZipWriter
 from .walk import key_paths, modules_in, settle_module
 
@@ -276,3 +277,21 @@ def _check_dtypes(rebuilder, paths, where):
         warnings.warn(f"newch.load: {len(widened)} tensor(s) stored as float16/bfloat16 were "
                       f"loaded as float32 (newch has no 16-bit floats): {', '.join(widened)}",
                       UserWarning, stacklevel=4)
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals (``"module.name"``) of checkpoint ``f`` a weights-only load would refuse.
+
+    The pickle is read, never run. An empty list means ``newch.load(f)`` will
+    not refuse anything.
+
+    Example:
+        >>> newch.serialization.get_unsafe_globals_in_checkpoint("model.pt")
+        ['__main__.Net', 'torch.nn.modules.linear.Linear']
+    """
+    import zipfile      # NOTE: imported on first use; keeps ``import newch`` fast
+    with zipfile.ZipFile(os.fspath(f) if _is_path(f) else f) as zf:
+        names = zf.namelist()
+        prefix = names[0].split("/")[0] if names else ""
+        pkl = _read(zf, f"{prefix}/data.pkl")
+    return [g for g in globals_in_pickle(pkl) if not is_data_global(*g.rsplit(".", 1))]

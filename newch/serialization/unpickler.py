@@ -17,11 +17,13 @@ from .. import dtypes as D
 from ..tensor import Size
 from .names import STORAGE_DTYPES, TORCH_DTYPE_NAMES, dtype_value
 from .rebuild import Rebuilder
+from .safe_globals import allowed
 
 _REFUSED = ("newch.load: weights_only=True refuses {what}: only tensors, dicts, lists, tuples, "
             "sets, numbers, strings, dtypes and torch.Size load this way, and nothing a file "
             "names is ever called. If you trust the file and its author, load it with "
-            "newch.load(f, weights_only=False), which can run any code the file asks for.")
+            "newch.load(f, weights_only=False), which can run any code the file asks for, or "
+            "allow just this global with newch.serialization.add_safe_globals([...]).")
 
 
 class Refused(pickle.UnpicklingError):
@@ -103,11 +105,18 @@ class WeightsOnlyUnpickler(_Base):
     """Unpickle only data: tensors, containers, primitives; any other global is refused."""
 
     def find_class(self, module, name):
-        found = _SAFE.get((module, name)) or _torch_global(module, name, self.rebuilder)
+        found = (_SAFE.get((module, name)) or _torch_global(module, name, self.rebuilder)
+                 or allowed(module, name))
         if found is None:
             shown = "builtins" if module == "__builtin__" else module     # protocol 2's spelling
             raise Refused(_REFUSED.format(what=f"the global {shown}.{name}"))
         return found
+
+
+def is_data_global(module, name):
+    """True when a weights-only load accepts global ``module.name`` (built in or user-allowed)."""
+    return ((module, name) in _SAFE or _torch_global(module, name, Rebuilder()) is not None
+            or allowed(module, name) is not None)
 
 
 def _newch_class(module, name):

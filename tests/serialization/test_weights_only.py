@@ -232,3 +232,55 @@ def test_a_missing_class_with_weights_only_false_is_pythons_error():
     pkl = b"\x80\x02c" + __name__.encode() + b"\nNoSuchClass\n)\x81."
     with pytest.raises(AttributeError, match="NoSuchClass"):
         newch.load(archive(pkl), weights_only=False)
+
+
+class Config:
+    """A user class a checkpoint may carry (pickled by module and name)."""
+
+    def __init__(self, depth):
+        self.depth = depth
+
+
+def _ckpt(obj):
+    buf = io.BytesIO()
+    newch.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+def test_safe_globals_allow_a_user_class_only_when_asked():
+    from newch import serialization as S
+    data = _ckpt({"w": newch.ones(1), "cfg": Config(4)}).getvalue()
+    assert S.get_unsafe_globals_in_checkpoint(io.BytesIO(data)) == [f"{__name__}.Config"]
+    with pytest.raises(pickle.UnpicklingError, match=rf"{__name__}\.Config.*add_safe_globals"):
+        newch.load(io.BytesIO(data))
+    with S.safe_globals([Config]):
+        assert S.get_unsafe_globals_in_checkpoint(io.BytesIO(data)) == []
+        assert newch.load(io.BytesIO(data))["cfg"].depth == 4
+    assert Config not in S.get_safe_globals()                # the block's allowance ended
+    with pytest.raises(pickle.UnpicklingError):
+        newch.load(io.BytesIO(data))
+    S.add_safe_globals([(Config, f"{__name__}.Config")])
+    try:
+        assert S.get_safe_globals() == [Config]
+        assert newch.load(io.BytesIO(data))["cfg"].depth == 4
+    finally:
+        S.clear_safe_globals()
+    assert S.get_safe_globals() == []
+
+
+def test_unsafe_globals_of_torch_files_are_listed_without_running_them():
+    from pathlib import Path
+    from newch import serialization as S
+    fix = Path(__file__).parent / "fixtures"
+    assert S.get_unsafe_globals_in_checkpoint(fix / "torch_state.pt") == []
+    assert S.get_unsafe_globals_in_checkpoint(fix / "torch_module.pt") == [
+        "torch.nn.modules.container.Sequential", "torch.nn.modules.linear.Linear",
+        "torch.nn.modules.activation.ReLU"]
+    proto4 = pickle.dumps({"a": [collections_ordered()], "b": [collections_ordered()]}, 4)
+    assert S.get_unsafe_globals_in_checkpoint(archive(proto4)) == []
+
+
+def collections_ordered():
+    import collections
+    return collections.OrderedDict(x=1)
