@@ -230,6 +230,28 @@ def test_recompressed_archive_still_loads():
     assert out["b"].tolist() == [True, False]
 
 
+def test_big_endian_archive_is_byteswapped_on_load():
+    """A file written on a big-endian machine says so in its byteorder record."""
+    sd = {"f": newch.tensor([1.5, -2.0]), "i": newch.tensor([1, 2 ** 40]),
+          "d": newch.tensor([0.1], dtype=newch.float64), "b": newch.tensor([True])}
+    dtypes = {"0": "<f4", "1": "<i8", "2": "<f8", "3": "?"}
+    with zipfile.ZipFile(_saved(sd)) as z:
+        records = [(n, z.read(n)) for n in z.namelist()]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, data in records:
+            key = n.rsplit("/", 1)[1]
+            if n.endswith("byteorder"):
+                data = b"big"
+            elif "/data/" in n:
+                data = np.frombuffer(data, dtypes[key]).byteswap().tobytes()
+            z.writestr(n, data)
+    buf.seek(0)
+    out = newch.load(buf)
+    for k, v in sd.items():
+        np.testing.assert_array_equal(out[k].numpy(), v.numpy(), err_msg=k)
+
+
 def test_zip64_fields_are_read_back(monkeypatch):
     monkeypatch.setattr(zipwriter, "ZIP64_LIMIT", 8)    # every record past 8 bytes is "large"
     sd = {"w": newch.arange(40, dtype=newch.float64), "i": newch.tensor([1, 2, 3])}
