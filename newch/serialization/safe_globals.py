@@ -7,7 +7,6 @@ a file would need, reading its pickle without running it.
 """
 import contextlib
 import io
-import pickletools
 import threading
 
 _ALLOWED = {}           # "module.name" -> object, shared by all threads (as in PyTorch)
@@ -84,6 +83,7 @@ def allowed(module, name):
 
 def globals_in_pickle(data):
     """Every ``module.name`` the pickle bytes ``data`` refer to, in order, without unpickling."""
+    import pickletools  # NOTE: imported on first use; keeps ``import newch`` fast
     found, strings, memo, count, top = [], [], {}, 0, None
     for op, arg, _ in pickletools.genops(io.BytesIO(data)):
         kind, pushed = op.name, None
