@@ -24,7 +24,7 @@ nn = net
 _sys.modules[__name__ + ".nn"] = net
 _sys.modules[__name__ + ".nn.functional"] = net.functional
 _sys.modules[__name__ + ".nn.init"] = net.init
-_sys.modules[__name__ + ".safetensors"] = safetensors   # ``import newch.safetensors`` (safetensors.torch's API)
+_sys.modules[__name__ + ".safetensors"] = safetensors   # ``import newch.safetensors``
 
 float = float32
 double = float64
