@@ -63,6 +63,13 @@ def test_views_share_one_storage_with_offset_and_strides():
         assert [n for n in z.namelist() if "/data/" in n] == ["archive/data/0"]
 
 
+def test_the_same_tensor_twice_stays_one_object():
+    model = newch.nn.Sequential(newch.nn.Linear(3, 3), newch.nn.Linear(3, 3))
+    model[1].weight = model[0].weight                     # tied weights
+    out = roundtrip({"model": model, "again": model[0].weight}, weights_only=False)
+    assert out["model"][1].weight is out["model"][0].weight is out["again"]
+
+
 def test_only_the_reached_span_of_a_storage_is_written():
     with newch.persistent():
         big = newch.arange(10000, dtype=newch.float32)
