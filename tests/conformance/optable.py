@@ -547,4 +547,7 @@ NOT_OPS = {
     "set_num_threads": "thread setting (results do not depend on it)",
     "get_num_threads": "thread setting (results do not depend on it)",
     "compile": "returns its argument unchanged (torch.compile)",
+    "save": "file I/O (tests/serialization crosses files with torch)",
+    "load": "file I/O (tests/serialization crosses files with torch)",
+    "safetensors": "a module",
 }
