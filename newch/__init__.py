@@ -69,3 +69,8 @@ __all__ = [
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "optim", "net", "nn",
 ] + _OPS
+
+# NOTE: public entry points run as ops "in flight" on their context, so step_end(), trim()
+# and release() called on another thread wait for them (newch/memory/guard.py).
+from .context import track_entry_points as _track_entry_points  # noqa: E402
+_track_entry_points(globals(), Tensor, net.functional, optim.Optimizer)
