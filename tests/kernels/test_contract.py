@@ -48,7 +48,7 @@ def test_both_backends_expose_the_same_names():
 
 def _import_in(env):
     code = ("import newch, os, newch._cache as c; "
-            "print(os.environ.get('NUMBA_CACHE_DIR'), c.CACHE_ENABLED)")
+            "print(os.environ.get('NUMBA_CACHE_DIR'), c.CACHE_ENABLED, c.CACHE_DIR)")
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
@@ -61,9 +61,11 @@ def _env(**kw):
     return env
 
 
-def test_user_numba_cache_dir_wins(tmp_path):
+def test_user_numba_cache_dir_is_left_alone_and_newch_keys_its_own_part(tmp_path):
+    from newch._cache import kernel_sources_hash
     d = str(tmp_path / "mine")
-    assert _import_in(_env(NUMBA_CACHE_DIR=d, NEWCH_CACHE_DIR=str(tmp_path / "other"))) == [d, "True"]
+    out = _import_in(_env(NUMBA_CACHE_DIR=d))
+    assert out == [d, "True", os.path.join(d, "newch", kernel_sources_hash())]
 
 
 def test_newch_picks_its_own_cache_dir_keyed_by_the_kernel_sources(tmp_path):
@@ -71,7 +73,8 @@ def test_newch_picks_its_own_cache_dir_keyed_by_the_kernel_sources(tmp_path):
     d = str(tmp_path / "nc")
     key = kernel_sources_hash()
     assert len(key) == 16
-    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == [os.path.join(d, key), "True"]
+    # NOTE: newch's choice does not go into the environment (child processes inherit it)
+    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == ["None", "True", os.path.join(d, key)]
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
