@@ -16,7 +16,15 @@ from .memory.arena import DEFAULT_BLOCK_BYTES
 from .memory.guard import Guard
 
 _applied = threading.local()
-_current = threading.local()      # .stack: the contexts ``with ctx:`` made current on this thread
+class _Current(threading.local):
+    stack = ()          # the contexts ``with ctx:`` made current on this thread (a list once used)
+
+
+class _PerThread(threading.local):
+    persistent = 0      # persistent() depth of this thread on one context
+
+
+_current = _Current()
 
 
 def _max_threads():
@@ -76,14 +84,15 @@ class Context:
         budget.reclaim = weakref.WeakMethod(self.arena._trim)
         self.seed = seed
         self.rng = np.random.Generator(np.random.PCG64(seed))
-        self._local = threading.local()       # .persistent: persistent() depth of this thread
+        self._local = _PerThread()
 
     # -- current context of a thread -------------------------------------------
     def __enter__(self):
-        stack = getattr(_current, "stack", None)
-        if stack is None:
-            stack = _current.stack = []
-        stack.append(self)
+        if not _current.stack:
+            _current.stack = []
+        _current.stack.append(self)
+        with _default_lock:
+            _entered[0] += 1
         return self
 
     def __exit__(self, *exc):
@@ -91,13 +100,15 @@ class Context:
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is self:
                 del stack[i]
+                with _default_lock:
+                    _entered[0] -= 1
                 break
         return False
 
     @property
     def persistent_depth(self):
         """How many ``persistent()`` blocks this thread is inside on this context."""
-        return getattr(self._local, "persistent", 0)
+        return self._local.persistent
 
     # -- threads ------------------------------------------------------------
     def apply_threads(self):
@@ -110,7 +121,7 @@ class Context:
     # -- memory -------------------------------------------------------------
     def alloc(self, nbytes, persistent=False):
         """A Storage of ``nbytes``: persistent inside ``persistent()`` or when asked, else temporary."""
-        if persistent or getattr(self._local, "persistent", 0):
+        if persistent or self._local.persistent:
             return self.pool.alloc(nbytes)
         return self.arena.alloc(nbytes)
 
@@ -131,7 +142,7 @@ class Context:
     def persistent(self):
         """Tensors created inside this block on this thread are persistent (survive step_end())."""
         local = self._local
-        local.persistent = getattr(local, "persistent", 0) + 1
+        local.persistent += 1
         try:
             yield
         finally:
@@ -168,8 +179,10 @@ class Context:
                 f"arena_bytes_reserved={self.arena.reserved})")
 
 
+_get_ident = threading.get_ident
 _default = [None]
 _default_lock = threading.Lock()
+_entered = [0]          # `with ctx:` blocks open on all threads together
 
 
 def _process_default():
@@ -188,9 +201,10 @@ def default_context():
     The process default is created on first use; ``NEWCH_MEMORY_LIMIT`` (for example
     ``512MiB``) sets its memory limit.
     """
-    stack = getattr(_current, "stack", None)
-    if stack:
-        return stack[-1]
+    if _entered[0]:                 # NOTE: skips the thread-local lookup while no thread uses `with`
+        stack = _current.stack
+        if stack:
+            return stack[-1]
     return _default[0] or _process_default()
 
 
@@ -212,12 +226,16 @@ def track(fn):
     @functools.wraps(fn)
     def op(*args, **kwargs):
         guard = default_context().guard
-        if not guard.enter():
+        busy, tid = guard.busy, _get_ident()
+        if tid in busy:                     # nested: the outer call is registered
             return fn(*args, **kwargs)
+        guard.enter(tid)
         try:
             return fn(*args, **kwargs)
         finally:
-            guard.leave()
+            del busy[tid]
+            if guard.draining:
+                guard.wake()
     op.newch_tracked = True
     return op
 

@@ -71,7 +71,6 @@ class Arena:
         size = max(ALIGN, (nbytes + ALIGN - 1) & ~(ALIGN - 1))
         guard = self.guard
         with guard.lock:
-            guard.flush()
             # NOTE: the scope (and its generation) is read under the lock, with the
             # position: a step_end() on another thread cannot slip in between.
             scope = self.scopes[-1]
@@ -84,7 +83,8 @@ class Arena:
                 self.peak = self.in_use
             block = self.blocks[pos]
             st = Storage(block[off:off + size], size, scope.gen, self, block, off)
-            guard.flush()
+            if guard.deferred:
+                guard.flush()
         return st
 
     def _take_free(self, scope, size):
@@ -133,7 +133,16 @@ class Arena:
     # -- freeing ----------------------------------------------------------
     def give_back(self, st):
         """Return a dead-by-reference storage's bytes to its scope's free list."""
-        self.guard.free(self, st.gen, st.block, st.offset, st.nbytes)
+        guard = self.guard
+        if guard.lock.acquire(False):         # NOTE: Guard.free, inlined: once per temporary
+            try:
+                self._give_back(st.gen, st.block, st.offset, st.nbytes)
+                if guard.deferred:
+                    guard.flush()
+            finally:
+                guard.lock.release()
+        else:
+            guard.deferred.append((self, (st.gen, st.block, st.offset, st.nbytes)))
 
     def _give_back(self, gen, block, offset, size):
         for scope in reversed(self.scopes):

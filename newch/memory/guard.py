@@ -47,7 +47,8 @@ class Guard:
         if self.lock.acquire(False):
             try:
                 owner._give_back(*args)
-                self.flush()
+                if self.deferred:
+                    self.flush()
             finally:
                 self.lock.release()
         else:
@@ -61,16 +62,13 @@ class Guard:
             owner._give_back(*args)
 
     # -- ops in flight ----------------------------------------------------------
-    def enter(self):
-        """Register this thread as running an op; True if it was not already (the caller leaves)."""
-        tid = _get_ident()
+    def enter(self, tid):
+        """Register thread ``tid`` (not registered yet) as running an op; ``leave`` undoes it."""
         busy = self.busy
-        if tid in busy:
-            return False
         while True:
             busy[tid] = True
             if not self.draining:
-                return True
+                return
             # NOTE: register first, then look: an exclusive section either sees us in
             # ``busy`` (and waits) or we see ``draining`` (and step back until it is done).
             del busy[tid]
@@ -80,12 +78,16 @@ class Guard:
                     self._cond.wait(0.05)
                 self.waiting -= 1
 
-    def leave(self):
-        """Unregister this thread's op; wake an exclusive section waiting for it."""
-        del self.busy[_get_ident()]
+    def leave(self, tid):
+        """Unregister thread ``tid``'s op; wake an exclusive section waiting for it."""
+        del self.busy[tid]
         if self.draining:
-            with self._cond:
-                self._cond.notify_all()
+            self.wake()
+
+    def wake(self):
+        """Wake the threads waiting on this guard (an op left while a section drains)."""
+        with self._cond:
+            self._cond.notify_all()
 
     def exclusive(self, step=False):
         """``with guard.exclusive():`` runs a block while no other thread has an op in flight.
