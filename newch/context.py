@@ -253,9 +253,10 @@ _TENSOR_READS = ("item", "tolist", "numpy", "__array__", "__repr__", "__bool__",
                  "__deepcopy__", "__copy__")
 
 
-def track_entry_points(namespace, tensor_cls, functional, optimizer_cls):
+def track_entry_points(namespace, tensor_cls, modules, optimizer_cls):
     """Make the public entry points ops in flight (``track``): newch's functions from ops/,
-    the Tensor methods bound from ops/ and its reading methods, ``F.*`` and ``Optimizer.step``.
+    the Tensor methods bound from ops/ and its reading methods, the functions in ``__all__``
+    of ``modules`` (``nn.functional``, ``autograd``) and ``Optimizer.step``.
     """
     def wants(fn, name=""):
         return (isinstance(fn, types.FunctionType) and not getattr(fn, "newch_tracked", False)
@@ -267,6 +268,9 @@ def track_entry_points(namespace, tensor_cls, functional, optimizer_cls):
     for name, fn in list(vars(tensor_cls).items()):
         if wants(fn, name):
             setattr(tensor_cls, name, track(fn))
-    for name in functional.__all__:
-        setattr(functional, name, track(getattr(functional, name)))
+    for mod in modules:
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if isinstance(fn, types.FunctionType) and not getattr(fn, "newch_tracked", False):
+                setattr(mod, name, track(fn))
     optimizer_cls.step = track(optimizer_cls.step)

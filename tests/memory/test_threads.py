@@ -243,3 +243,41 @@ def test_two_threads_train_side_by_side_bit_for_bit_as_alone():
         for p, q in zip(together[seed][1], alone[seed][1]):
             assert np.array_equal(p, q)
     assert alone[1][0] != alone[2][0]
+
+
+def test_op_that_must_wait_for_another_threads_step_end_raises_instead_of_reading_on():
+    c = newch.Context(backend="ref")
+    started, result = threading.Event(), {}
+
+    @track
+    def op_releasing_scratch():
+        scratch = newch.zeros(10)
+        started.set()
+        deadline = time.monotonic() + 5
+        while not c.guard.draining and time.monotonic() < deadline:
+            time.sleep(0.001)                       # the other thread's step_end() now waits
+        newch.release(scratch)                      # needs the exclusive section it holds
+
+    def op():
+        with c:
+            try:
+                op_releasing_scratch()
+                result["op"] = "returned"
+            except NcError as e:
+                result["op"] = str(e)
+
+    def end():
+        started.wait(5)
+        c.step_end()
+        result["step_end"] = "done"
+    _run(op, end)
+    assert result["step_end"] == "done"
+    assert "step_end() ran on another thread" in result["op"]
+
+
+def test_public_entry_points_are_tracked():
+    import newch.nn.functional as F
+    for fn in (newch.add, newch.Tensor.__add__, newch.Tensor.item, newch.Tensor.numpy,
+               newch.Tensor.backward, F.relu, F.linear, newch.optim.SGD.step,
+               newch.autograd.backward, newch.matmul):
+        assert getattr(fn, "newch_tracked", False), fn
