@@ -10,10 +10,11 @@ Two things can go wrong when threads share a context:
   whoever holds the lock, before it lets go.
 - freeing under a reader: kernels run without the GIL, so thread A can be
   reading a temporary when thread B calls ``step_end()``, which lets the next
-  allocation reuse those bytes. Ops run inside ``op()`` (a per-thread entry,
-  cheap when nested); ``step_end()``, ``trim()`` and ``release()`` run inside
-  ``exclusive()``, which stops new ops from starting and waits until the ops
-  other threads have in flight are done.
+  allocation reuse those bytes. Public ops register their thread in ``busy``
+  while they run (``newch.context.track``; nested calls only look);
+  ``step_end()``, ``trim()`` and ``release()`` run inside ``exclusive()``, which
+  stops new ops from starting and waits until the ops other threads have in
+  flight are done.
 """
 import threading
 
@@ -63,7 +64,10 @@ class Guard:
 
     # -- ops in flight ----------------------------------------------------------
     def enter(self, tid):
-        """Register thread ``tid`` (not registered yet) as running an op; ``leave`` undoes it."""
+        """Register thread ``tid`` (not registered yet) as running an op.
+
+        The caller undoes it with ``del busy[tid]``, then ``wake()`` if ``draining``.
+        """
         busy = self.busy
         while True:
             busy[tid] = True
@@ -77,12 +81,6 @@ class Guard:
                 while self.draining:
                     self._cond.wait(0.05)
                 self.waiting -= 1
-
-    def leave(self, tid):
-        """Unregister thread ``tid``'s op; wake an exclusive section waiting for it."""
-        del self.busy[tid]
-        if self.draining:
-            self.wake()
 
     def wake(self):
         """Wake the threads waiting on this guard (an op left while a section drains)."""
