@@ -88,9 +88,9 @@ class _Serialised:
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         with _LAUNCH:
-            return self.dispatcher(*args)
+            return self.dispatcher(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.dispatcher, name)
