@@ -95,3 +95,8 @@ __all__ = [
     "device", "cuda", "backends", "accelerator", "onnx", "set_num_threads", "get_num_threads",
     "compile", "save", "load", "safetensors",
 ] + _OPS
+
+# NOTE: public entry points run as ops "in flight" on their context, so step_end(), trim()
+# and release() called on another thread wait for them (newch/memory/guard.py).
+from .context import track_entry_points as _track_entry_points  # noqa: E402
+_track_entry_points(globals(), Tensor, (net.functional, autograd), optim.Optimizer)

@@ -1,17 +1,30 @@
 """The Context owns everything a computation needs: arena, persistent pool, RNG, threads, kernels."""
 import contextlib
+import functools
 import os
 import threading
+import types
+import weakref
 
 import numpy as np
 
 from . import _cache  # noqa: F401  (kernel cache directory is chosen before numba loads)
 from . import kernels
 from .memory import Arena, PersistentPool
-from .memory.budget import Budget
+from .memory.budget import Budget, parse_bytes
 from .memory.arena import DEFAULT_BLOCK_BYTES
+from .memory.guard import Guard
 
 _applied = threading.local()
+class _Current(threading.local):
+    stack = ()          # the contexts ``with ctx:`` made current on this thread (a list once used)
+
+
+class _PerThread(threading.local):
+    persistent = 0      # persistent() depth of this thread on one context
+
+
+_current = _Current()
 
 
 def _max_threads():
@@ -31,12 +44,20 @@ class Context:
             what numba was started with (``NUMBA_NUM_THREADS``).
         backend: "ref" for the pure-numpy kernels; None picks the JIT unless
             ``NEWCH_BACKEND=ref`` is set or numba is missing.
-        memory_limit: bytes (arena reserved + persistent) newch may hold, or None.
+        memory_limit: bytes (arena reserved + persistent) newch may hold: an int, a
+            string with a unit ("512MiB", "1GiB", "500MB", "1GB"), or None for no limit.
         block_bytes: size of the arena's blocks.
 
+    ``with ctx:`` makes ``ctx`` the current context of this thread (ops allocate
+    from it, ``default_context()`` returns it); blocks nest. ``persistent()`` depth
+    is per thread. One context may be shared by threads: its arena and pool are
+    locked, and ``step_end()``, ``trim()`` and ``release()`` wait for the ops
+    other threads have in flight on it.
+
     Example:
-        >>> ctx = Context(seed=1, threads=2)
-        >>> ctx.threads >= 1
+        >>> ctx = Context(seed=1, threads=2, memory_limit="256MiB")
+        >>> with ctx:
+        ...     default_context() is ctx
         True
     """
 
@@ -44,8 +65,8 @@ class Context:
                  block_bytes=DEFAULT_BLOCK_BYTES):
         if not isinstance(threads, int) or threads < 0:
             raise ValueError(f"Context: threads must be an int >= 0, got {threads!r}")
-        if memory_limit is not None and memory_limit <= 0:
-            raise ValueError(f"Context: memory_limit must be a positive number of bytes, got {memory_limit!r}")
+        if memory_limit is not None:
+            memory_limit = parse_bytes(memory_limit, "Context: memory_limit")
         backend = backend or os.environ.get("NEWCH_BACKEND") or "jit"
         if backend not in ("jit", "ref"):
             raise ValueError(f"Context: backend must be 'jit' or 'ref', got {backend!r}")
@@ -56,11 +77,38 @@ class Context:
         maxt = _max_threads()
         self.threads = maxt if threads == 0 else min(threads, maxt)
         budget = Budget(memory_limit)
-        self.pool = PersistentPool(budget)
-        self.arena = Arena(block_bytes, budget)
+        self.guard = Guard()
+        self.pool = PersistentPool(budget, self.guard)
+        self.arena = Arena(block_bytes, budget, self.guard)
+        # NOTE: a weak method (no arena <-> budget cycle); it runs with the guard's lock held
+        budget.reclaim = weakref.WeakMethod(self.arena._trim)
         self.seed = seed
         self.rng = np.random.Generator(np.random.PCG64(seed))
-        self.persistent_depth = 0
+        self._local = _PerThread()
+
+    # -- current context of a thread -------------------------------------------
+    def __enter__(self):
+        if not _current.stack:
+            _current.stack = []
+        _current.stack.append(self)
+        with _default_lock:
+            _entered[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        stack = _current.stack
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                del stack[i]
+                with _default_lock:
+                    _entered[0] -= 1
+                break
+        return False
+
+    @property
+    def persistent_depth(self):
+        """How many ``persistent()`` blocks this thread is inside on this context."""
+        return self._local.persistent
 
     # -- threads ------------------------------------------------------------
     def apply_threads(self):
@@ -73,7 +121,7 @@ class Context:
     # -- memory -------------------------------------------------------------
     def alloc(self, nbytes, persistent=False):
         """A Storage of ``nbytes``: persistent inside ``persistent()`` or when asked, else temporary."""
-        if persistent or self.persistent_depth:
+        if persistent or self._local.persistent:
             return self.pool.alloc(nbytes)
         return self.arena.alloc(nbytes)
 
@@ -92,12 +140,13 @@ class Context:
 
     @contextlib.contextmanager
     def persistent(self):
-        """Tensors created inside this block are persistent (survive step_end())."""
-        self.persistent_depth += 1
+        """Tensors created inside this block on this thread are persistent (survive step_end())."""
+        local = self._local
+        local.persistent += 1
         try:
             yield
         finally:
-            self.persistent_depth -= 1
+            local.persistent -= 1
 
     def mem_stats(self):
         """Bytes in use, peak, reserved by the arena, and held by persistent tensors."""
@@ -130,22 +179,65 @@ class Context:
                 f"arena_bytes_reserved={self.arena.reserved})")
 
 
+_get_ident = threading.get_ident
 _default = [None]
+_default_lock = threading.Lock()
+_entered = [0]          # `with ctx:` blocks open on all threads together
+
+
+def _process_default():
+    with _default_lock:
+        if _default[0] is None:
+            limit = os.environ.get("NEWCH_MEMORY_LIMIT") or None
+            if limit is not None:
+                limit = parse_bytes(limit, "NEWCH_MEMORY_LIMIT")
+            _default[0] = Context(memory_limit=limit)
+        return _default[0]
 
 
 def default_context():
-    """The context newch uses when none is given (created on first use)."""
-    if _default[0] is None:
-        _default[0] = Context()
-    return _default[0]
+    """The context ops use: this thread's innermost ``with ctx:``, else the process default.
+
+    The process default is created on first use; ``NEWCH_MEMORY_LIMIT`` (for example
+    ``512MiB``) sets its memory limit.
+    """
+    if _entered[0]:                 # NOTE: skips the thread-local lookup while no thread uses `with`
+        stack = _current.stack
+        if stack:
+            return stack[-1]
+    return _default[0] or _process_default()
 
 
 def set_default_context(ctx):
-    """Make ``ctx`` the default context; returns the previous one."""
+    """Make ``ctx`` the process default context; returns the previous one."""
     if not isinstance(ctx, Context):
         raise TypeError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
-    prev, _default[0] = _default[0], ctx
+    with _default_lock:
+        prev, _default[0] = _default[0], ctx
     return prev
+
+
+def track(fn):
+    """Run ``fn`` as an op in flight on the current context (see ``memory/guard.py``).
+
+    ``step_end()``, ``trim()`` and ``release()`` on another thread wait until it
+    returns; nested calls cost one dict lookup.
+    """
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        guard = default_context().guard
+        busy, tid = guard.busy, _get_ident()
+        if tid in busy:                     # nested: the outer call is registered
+            return fn(*args, **kwargs)
+        guard.enter(tid)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            del busy[tid]
+            if guard.draining:
+                guard.wake()
+    op.newch_tracked = True
+    return op
 
 
 def manual_seed(seed):
@@ -153,3 +245,32 @@ def manual_seed(seed):
     if not isinstance(seed, (int, np.integer)):
         raise TypeError(f"manual_seed: expected an int seed, got {type(seed).__name__}")
     default_context().manual_seed(int(seed))
+
+
+# Tensor methods (defined in tensor.py) that read a tensor's bytes outside any op
+_TENSOR_READS = ("item", "tolist", "numpy", "__array__", "__repr__", "__bool__", "__float__",
+                 "__int__", "__index__", "backward", "__reduce__", "__reduce_ex__",
+                 "__deepcopy__", "__copy__")
+
+
+def track_entry_points(namespace, tensor_cls, modules, optimizer_cls):
+    """Make the public entry points ops in flight (``track``): newch's functions from ops/,
+    the Tensor methods bound from ops/ and its reading methods, the functions in ``__all__``
+    of ``modules`` (``nn.functional``, ``autograd``) and ``Optimizer.step``.
+    """
+    def wants(fn, name=""):
+        return (isinstance(fn, types.FunctionType) and not getattr(fn, "newch_tracked", False)
+                and (fn.__module__.startswith("newch.ops") or name in _TENSOR_READS))
+
+    for name, fn in list(namespace.items()):
+        if wants(fn) and not name.startswith("_"):
+            namespace[name] = track(fn)
+    for name, fn in list(vars(tensor_cls).items()):
+        if wants(fn, name):
+            setattr(tensor_cls, name, track(fn))
+    for mod in modules:
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if isinstance(fn, types.FunctionType) and not getattr(fn, "newch_tracked", False):
+                setattr(mod, name, track(fn))
+    optimizer_cls.step = track(optimizer_cls.step)

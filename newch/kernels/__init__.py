@@ -40,7 +40,11 @@ def load(backend):
         import importlib
         pkg = __name__ + (".ref" if backend == "ref" else "")
         mods = [importlib.import_module(f"{pkg}.{m}") for m in MODULES]
-        _loaded[backend] = _namespace(mods)
+        ns = _namespace(mods)
+        if backend != "ref":
+            from .jit import launcher
+            ns = types.SimpleNamespace(**{k: launcher(f) for k, f in vars(ns).items()})
+        _loaded[backend] = ns
     return _loaded[backend]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .jit import helper
+from .jit import OVERLOAD_OPTS, helper
 from .codes import (NEG, ABS, EXP, LOG, LOG1P, SQRT, RSQRT, SIN, COS, TANH, SIGMOID, RELU,
                     SIGN, SQUARE, RECIPROCAL, EXPM1, FLOOR, CEIL, ROUND, TRUNC, LOGICAL_NOT,
                     GELU_ERF, SILU, ERF, LOG2, EXP2, TAN, ASIN, ACOS, ATAN, SINH, COSH,
@@ -24,7 +24,7 @@ from .codes import (NEG, ABS, EXP, LOG, LOG1P, SQRT, RSQRT, SIN, COS, TANH, SIGM
 # ----------------------------------------------------------------- scalar math
 
 # Flags of jit.helper, for the few functions picked by type with ``overload``.
-_OPTS = dict(nogil=True, fastmath=False, error_model="numpy")
+_OPTS = OVERLOAD_OPTS          # NOTE: flags come from jit.py
 
 
 def _exp_f32(v):

@@ -1,17 +1,28 @@
-"""The one decorator every Numba kernel goes through.
+"""The one place numba compile flags come from: every kernel, helper, overload and intrinsic.
 
 Rules it enforces (DESIGN.md, "Kernels and threads"):
 - ``fastmath=False``: results must not depend on reassociation.
 - ``parallel`` limited to explicit ``prange`` loops; numba's automatic parfor
   rewrites (array expressions, reductions) stay off so the work split is ours.
-- ``cache=True`` into the directory newch chose before numba was imported,
-  unless that directory is not writable.
+- a disk cache in newch's own directory (``kernels/cache.py``), unless it is not
+  writable.
+- parallel launches from several Python threads: numba's ``tbb`` and ``omp``
+  layers allow them, its ``workqueue`` layer aborts the process. numba's default
+  order already prefers tbb, then omp; when only workqueue is left (or the user
+  chose it), ``launcher`` serialises parallel launches with a process-wide lock.
 """
-from .. import _cache  # noqa: F401  (chooses NUMBA_CACHE_DIR before numba loads)
+import importlib
+import threading
+
 import numba
+from numba.extending import intrinsic, overload as _numba_overload  # noqa: F401 (re-exported)
+
+from . import cache as _disk_cache
 
 PRANGE_ONLY = dict(prange=True, comprehension=False, reduction=False, inplace_binop=False,
                    setitem=False, numpy=False, stencil=False, fusion=False)
+# flags of the typed switches that ``overload`` compiles (elementwise_math / _rows)
+OVERLOAD_OPTS = dict(nogil=True, fastmath=False, error_model="numpy")
 
 prange = numba.prange
 KERNELS = []   # every public kernel compiled through ``kernel``
@@ -21,8 +32,9 @@ HELPERS = []   # serial device functions compiled through ``helper``
 def kernel(fn=None, *, parallel=False):
     """Compile ``fn`` as a newch kernel (``@kernel`` or ``@kernel(parallel=True)``)."""
     def wrap(f):
-        jitted = numba.njit(f, cache=_cache.CACHE_ENABLED, fastmath=False, nogil=True,
+        jitted = numba.njit(f, cache=False, fastmath=False, nogil=True,
                             parallel=PRANGE_ONLY if parallel else False, error_model="numpy")
+        _disk_cache.attach(jitted)
         jitted.newch_kernel = True
         jitted.newch_parallel = parallel
         KERNELS.append(jitted)
@@ -32,7 +44,65 @@ def kernel(fn=None, *, parallel=False):
 
 def helper(fn):
     """Compile a serial device function called from kernels (inlined by LLVM)."""
-    jitted = numba.njit(fn, cache=_cache.CACHE_ENABLED, fastmath=False, nogil=True,
-                        error_model="numpy")
+    jitted = numba.njit(fn, cache=False, fastmath=False, nogil=True, error_model="numpy")
+    _disk_cache.attach(jitted)
     HELPERS.append(jitted)
     return jitted
+
+
+def overload(fn):
+    """``numba.extending.overload(fn)`` with newch's flags (``OVERLOAD_OPTS``)."""
+    return _numba_overload(fn, jit_options=OVERLOAD_OPTS)
+
+
+# -- launching from several Python threads --------------------------------------
+_LAUNCH = threading.Lock()
+_serialise = [None]
+
+
+def serialise_parallel_launches():
+    """True when numba's parallel kernels will run on its ``workqueue`` layer (not thread-safe)."""
+    if _serialise[0] is None:
+        layer = str(numba.config.THREADING_LAYER).lower()
+        if layer == "workqueue":
+            _serialise[0] = True
+        elif layer in ("tbb", "omp", "threadsafe", "safe"):
+            _serialise[0] = False
+        else:   # "default" / "forksafe": numba takes tbb, then omp, then workqueue
+            _serialise[0] = not any(_loads(f"numba.np.ufunc.{m}") for m in ("tbbpool", "omppool"))
+    return _serialise[0]
+
+
+def _loads(module):
+    try:
+        importlib.import_module(module)
+        return True
+    except Exception:   # noqa: BLE001  (a missing libtbb/libgomp is an OSError or ImportError)
+        return False
+
+
+class _Serialised:
+    """A parallel kernel whose launches hold the process-wide launch lock."""
+    __slots__ = ("dispatcher",)
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args, **kwargs):
+        with _LAUNCH:
+            return self.dispatcher(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.dispatcher, name)
+
+
+def launcher(fn):
+    """What ops call for kernel entry point ``fn``: ``fn`` itself, or a launcher holding the
+    process-wide lock when numba's threading layer cannot take launches from two threads.
+
+    NOTE: every entry point is serialised then, not only ``parallel`` ones: a serial kernel
+    or a Python entry point (``gemm``) may launch a parallel kernel inside.
+    """
+    if callable(fn) and serialise_parallel_launches():
+        return _Serialised(fn)
+    return fn

@@ -31,10 +31,9 @@ import functools
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 from . import simd_level
-from .jit import helper, kernel, prange
+from .jit import helper, intrinsic, kernel, prange
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 

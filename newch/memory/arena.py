@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import NcError
 from .budget import Budget
+from .guard import Guard
 from .storage import Generation, Storage
 
 ALIGN = 64
@@ -46,12 +47,14 @@ class _Scope:
 class Arena:
     """Hands out 64-byte aligned temporary storages from large blocks.
 
-    ``budget`` (a Budget, shared with the persistent pool) caps reserved bytes.
+    ``budget`` (a Budget, shared with the persistent pool) caps reserved bytes;
+    ``guard`` (a Guard, shared likewise) locks every change for threads.
     """
 
-    def __init__(self, block_bytes=DEFAULT_BLOCK_BYTES, budget=None):
+    def __init__(self, block_bytes=DEFAULT_BLOCK_BYTES, budget=None, guard=None):
         self.block_bytes = int(block_bytes)
         self.budget = budget if budget is not None else Budget()
+        self.guard = guard if guard is not None else Guard()
         self.blocks = []          # uint8 arrays, in bump order
         self.ends = []            # per block: where its bump pointer stood when we moved on
         self.cur = 0              # position of the block being bumped
@@ -66,16 +69,23 @@ class Arena:
     def alloc(self, nbytes):
         """Return a Storage of ``nbytes`` (rounded up to 64) from the innermost scope."""
         size = max(ALIGN, (nbytes + ALIGN - 1) & ~(ALIGN - 1))
-        scope = self.scopes[-1]
-        pos, off = self._take_free(scope, size)
-        if pos < 0:
-            pos, off = self._bump(size)
-        scope.in_use += size
-        self.in_use += size
-        if self.in_use > self.peak:
-            self.peak = self.in_use
-        block = self.blocks[pos]
-        return Storage(block[off:off + size], size, scope.gen, self, block, off)
+        guard = self.guard
+        with guard.lock:
+            # NOTE: the scope (and its generation) is read under the lock, with the
+            # position: a step_end() on another thread cannot slip in between.
+            scope = self.scopes[-1]
+            pos, off = self._take_free(scope, size)
+            if pos < 0:
+                pos, off = self._bump(size)
+            scope.in_use += size
+            self.in_use += size
+            if self.in_use > self.peak:
+                self.peak = self.in_use
+            block = self.blocks[pos]
+            st = Storage(block[off:off + size], size, scope.gen, self, block, off)
+            if guard.deferred:
+                guard.flush()
+        return st
 
     def _take_free(self, scope, size):
         free = scope.free
@@ -97,41 +107,57 @@ class Arena:
         if self.blocks:
             self.ends[self.cur] = self.top
         if not (nxt < len(self.blocks) and size <= len(self.blocks[nxt])):
-            self._add_block(nxt, size)
+            nxt = self._add_block(nxt, size)
         self.cur, self.top = nxt, size
         return nxt, 0
 
     def _add_block(self, pos, size):
+        """Insert a block of at least ``size`` bytes at ``pos`` (trimming first if over the
+        limit); return the position it landed at, which trimming may have moved."""
         want = max(size, self.block_bytes)
         if not self.budget.fits(want):
-            self.trim()
-            want = size
+            self._trim()
+            pos = min(pos, len(self.blocks))  # trim() may drop every block and rewind to 0
             if not self.budget.fits(want):
-                self.budget.refuse("temporary", size, self.in_use)
+                want = size
+                if not self.budget.fits(want):
+                    self.budget.refuse("temporary", size, self.in_use)
         self.blocks.insert(pos, aligned_bytes(want))
         self.ends.insert(pos, 0)
         self.reserved += want
         self.budget.arena_reserved = self.reserved
         # NOTE: inserting shifts later positions; free lists and marks only ever
         # point at positions <= cur, so none of them moves.
+        return pos
 
     # -- freeing ----------------------------------------------------------
     def give_back(self, st):
         """Return a dead-by-reference storage's bytes to its scope's free list."""
+        guard = self.guard
+        if guard.lock.acquire(False):         # NOTE: Guard.free, inlined: once per temporary
+            try:
+                self._give_back(st.gen, st.block, st.offset, st.nbytes)
+                if guard.deferred:
+                    guard.flush()
+            finally:
+                guard.lock.release()
+        else:
+            guard.deferred.append((self, (st.gen, st.block, st.offset, st.nbytes)))
+
+    def _give_back(self, gen, block, offset, size):
         for scope in reversed(self.scopes):
-            if scope.gen is st.gen:
+            if scope.gen is gen:
                 break
         else:
             return
-        pos = self._position(st.block)
-        size = st.nbytes
+        pos = self._position(block)
         scope.in_use -= size
         self.in_use -= size
-        if scope is self.scopes[-1] and pos == self.cur and st.offset + size == self.top:
-            self.top = st.offset
+        if scope is self.scopes[-1] and pos == self.cur and offset + size == self.top:
+            self.top = offset
             self._lower_top(scope)
         else:
-            _insert_coalesced(scope.free, pos, st.offset, size)
+            _insert_coalesced(scope.free, pos, offset, size)
 
     def _position(self, block):
         for i in range(self.cur, -1, -1):
@@ -152,7 +178,15 @@ class Arena:
 
     # -- steps ------------------------------------------------------------
     def step_end(self):
-        """Free every temporary of the innermost scope's current step at once."""
+        """Free every temporary of the innermost scope's current step at once.
+
+        Waits until ops other threads have in flight on this arena are done.
+        """
+        with self.guard.exclusive(step=True), self.guard.lock:
+            self.guard.flush()
+            self._step_end()
+
+    def _step_end(self):
         scope = self.scopes[-1]
         scope.gen.kill()
         scope.steps += 1
@@ -166,14 +200,17 @@ class Arena:
 
     def push_scope(self):
         """Start a nested step scope; temporaries made before it survive its step_end()."""
-        self.scopes.append(_Scope(Generation(self.step), self.cur, self.top))
+        with self.guard.lock:
+            self.scopes.append(_Scope(Generation(self.step), self.cur, self.top))
 
     def pop_scope(self):
         """Leave the innermost scope, freeing what it still holds."""
-        if len(self.scopes) == 1:
-            raise NcError("pop_scope: no nested step scope is open")
-        self.step_end()
-        self.scopes.pop()
+        with self.guard.exclusive(step=True), self.guard.lock:
+            if len(self.scopes) == 1:
+                raise NcError("pop_scope: no nested step scope is open")
+            self.guard.flush()
+            self._step_end()
+            self.scopes.pop()
 
     @property
     def generation(self):
@@ -181,6 +218,11 @@ class Arena:
 
     def trim(self):
         """Give blocks no live temporary uses back to the OS; return the bytes freed."""
+        with self.guard.exclusive(), self.guard.lock:
+            self.guard.flush()
+            return self._trim()
+
+    def _trim(self):
         if self.in_use == 0 and len(self.scopes) == 1:
             keep = 0
             self.scopes[0].free = []

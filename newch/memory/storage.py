@@ -53,13 +53,24 @@ class Storage:
         return self.views is not None
 
     def release(self):
-        """Free the bytes now; every tensor viewing them becomes stale."""
-        if not self.gen.alive:
-            return
-        self.owner.give_back(self)
-        self.gen = Generation(self.gen.step, how="release()")
-        self.gen.alive = False
-        self.buf = None
+        """Free the bytes now; every tensor viewing them becomes stale.
+
+        Waits until ops other threads have in flight on the owner's memory are done.
+        """
+        with self.owner.guard.exclusive():
+            if not self.gen.alive:
+                return
+            dead = Generation(self.gen.step, how="release()")
+            dead.alive = False
+            old, self.gen = self.gen, dead
+            self.owner.guard.free(self.owner, *self._freed(old))
+            self.buf = None
+
+    def _freed(self, gen):
+        """The arguments of the owner's ``_give_back`` for these bytes."""
+        if self.persistent:
+            return (self.nbytes,)
+        return (gen, self.block, self.offset, self.nbytes)
 
     def __del__(self):
         # NOTE: the last reference (Python or graph) to a temporary is gone: its

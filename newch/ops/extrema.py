@@ -7,6 +7,7 @@ from .. import dtypes as D
 from ..autograd.graph import no_grad
 from ..kernels import codes as C
 from .alloc import data, empty, kernels, norm_dim, norm_dims
+from .layout import reshape_view
 from .arith import div, eq, mul, sub
 from .reduce import _expand_back, _out_shape, reduce
 from .record import needs_grad, record
@@ -41,13 +42,13 @@ def _strided3(a, dim):
     """(``a`` as (O, D, 1) with ``dim`` in the middle, keep-alive of the arena copy if one was made)."""
     moved = np.moveaxis(a, dim, -1)
     o = int(np.prod(moved.shape[:-1]))
-    try:
-        return moved.reshape((o, a.shape[dim], 1), copy=False), None
-    except (ValueError, TypeError):
+    v = reshape_view(moved, (o, a.shape[dim], 1))
+    if v is None:
         from .pointwise import copy_into
         tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
         copy_into(moved, tmp._a)
         return tmp._a.reshape(o, a.shape[dim], 1), tmp
+    return v, None
 
 
 def _extreme(op, code, argcode, input, dim, keepdim):

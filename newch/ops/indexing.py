@@ -5,6 +5,7 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, norm_dim, view_of
+from .layout import reshape_view
 from .pointwise import as_array, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
@@ -121,12 +122,12 @@ def _three(a, dim):
     """``a`` viewed as (O, D, I) around ``dim`` (copied into the arena if strides forbid a view)."""
     o = int(np.prod(a.shape[:dim]))
     i = int(np.prod(a.shape[dim + 1:]))
-    try:
-        return a.reshape((o, a.shape[dim], i), copy=False), None
-    except (ValueError, TypeError):
+    v = reshape_view(a, (o, a.shape[dim], i))
+    if v is None:
         tmp = empty(a.shape, D.from_numpy_dtype(a.dtype))
         copy_into(a, tmp._a)
         return tmp._a.reshape(o, a.shape[dim], i), tmp
+    return v, None
 
 
 def index_select_array(input, a, dim, ix):

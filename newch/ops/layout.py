@@ -7,7 +7,36 @@ over the leading ones here.
 """
 import itertools
 
+import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+# NOTE: ``reshape(..., copy=False)`` (refuse to copy) exists from numpy 2.1 only; older numpy
+# (1.24 is Debian bookworm's) raises TypeError on the keyword. Assigning ``.shape`` on a view
+# never copies there and raises AttributeError when the strides forbid it.
+_RESHAPE_HAS_COPY = tuple(int(p) for p in np.__version__.split(".")[:2]) >= (2, 1)
+
+
+def reshape_view(a, shape):
+    """``a`` seen in ``shape`` without copying, or None when its strides do not allow a view.
+
+    Args:
+        a: a numpy array; ``shape``: a tuple with the same number of elements.
+
+    Example:
+        >>> reshape_view(np.arange(6.), (2, 3)).shape
+        (2, 3)
+    """
+    if _RESHAPE_HAS_COPY:
+        try:
+            return a.reshape(shape, copy=False)
+        except ValueError:
+            return None
+    v = a.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return None
+    return v
 
 
 def broadcast_shapes(op, *shapes):

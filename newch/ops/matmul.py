@@ -2,7 +2,7 @@
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels
-from .layout import broadcast_shapes
+from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, record, sum_to
 
 
@@ -97,13 +97,13 @@ def _batch_view(X, batch):
     import numpy as np
     full = np.broadcast_to(X, tuple(batch) + X.shape[-2:])
     bs = int(np.prod(batch)) if batch else 1
-    try:
-        return full.reshape((bs,) + X.shape[-2:], copy=False), None
-    except (ValueError, TypeError):
-        from .pointwise import copy_into
-        tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
-        copy_into(full, tmp._a)
-        return tmp._a.reshape((bs,) + X.shape[-2:]), tmp
+    v = reshape_view(full, (bs,) + X.shape[-2:])
+    if v is not None:
+        return v, None
+    from .pointwise import copy_into
+    tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
+    copy_into(full, tmp._a)
+    return tmp._a.reshape((bs,) + X.shape[-2:]), tmp
 
 
 def _record_matmul(out, input, other):

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from ..autograd.graph import is_grad_enabled, no_grad
 from .alloc import data, empty, kernels, norm_dims
 from .arith import div, mul, sub
+from .layout import reshape_view
 from .pointwise import copy_into, launch_binary
 from .record import needs_grad, record
 
@@ -23,10 +24,7 @@ def _three_d(a, dims):
     o = math.prod(a.shape[:lo])
     r = math.prod(a.shape[lo:hi])
     i = math.prod(a.shape[hi:])
-    try:
-        return a.reshape((o, r, i), copy=False)
-    except (ValueError, TypeError):
-        return None
+    return reshape_view(a, (o, r, i))
 
 
 def _moved(a, dims):

@@ -5,6 +5,7 @@ from .. import dtypes as D
 from ..device import check_device, device
 from ..tensor import Tensor
 from .alloc import data, empty, norm_dim, norm_shape, view_of
+from .layout import reshape_view
 from .pointwise import cast, copy_into
 from .record import needs_grad, record, sum_to
 
@@ -44,9 +45,10 @@ def reshape(input, *shape):
     """The same data in ``shape`` (one size may be -1): a view when possible, else a copy."""
     a = data(input, "reshape")
     shape = _infer("reshape", _shape_args("reshape", shape), a.size)
-    try:
-        out = view_of(input, a.reshape(shape, copy=False))
-    except (ValueError, TypeError):
+    v = reshape_view(a, shape)
+    if v is not None:
+        out = view_of(input, v)
+    else:
         out = empty(shape, input.dtype)
         copy_into(a.reshape(shape), out._a)
     return _view_grad(out, input, "ViewBackward0")
@@ -58,11 +60,10 @@ def view(input, *shape):
         raise TypeError("view: reinterpreting dtypes is not supported; use .to(dtype)")
     a = data(input, "view")
     shape = _infer("view", _shape_args("view", shape), a.size)
-    try:
-        arr = a.reshape(shape, copy=False)
-    except (ValueError, TypeError):
+    arr = reshape_view(a, shape)
+    if arr is None:
         raise ValueError(f"view: size {tuple(shape)} is not compatible with the input's shape "
-                         f"{tuple(a.shape)} and strides; use .reshape() instead") from None
+                         f"{tuple(a.shape)} and strides; use .reshape() instead")
     return _view_grad(view_of(input, arr), input, "ViewBackward0")
 
 

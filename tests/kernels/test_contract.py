@@ -1,6 +1,7 @@
 """The kernel package's rules: one decorator, a ref twin per kernel, a safe cache directory."""
 import importlib
 import inspect
+import re
 import os
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def test_both_backends_expose_the_same_names():
 
 def _import_in(env):
     code = ("import newch, os, newch._cache as c; "
-            "print(os.environ.get('NUMBA_CACHE_DIR'), c.CACHE_ENABLED)")
+            "print(os.environ.get('NUMBA_CACHE_DIR'), c.CACHE_ENABLED, c.CACHE_DIR)")
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
@@ -61,9 +62,11 @@ def _env(**kw):
     return env
 
 
-def test_user_numba_cache_dir_wins(tmp_path):
+def test_user_numba_cache_dir_is_left_alone_and_newch_keys_its_own_part(tmp_path):
+    from newch._cache import kernel_sources_hash
     d = str(tmp_path / "mine")
-    assert _import_in(_env(NUMBA_CACHE_DIR=d, NEWCH_CACHE_DIR=str(tmp_path / "other"))) == [d, "True"]
+    out = _import_in(_env(NUMBA_CACHE_DIR=d))
+    assert out == [d, "True", os.path.join(d, "newch", kernel_sources_hash())]
 
 
 def test_newch_picks_its_own_cache_dir_keyed_by_the_kernel_sources(tmp_path):
@@ -71,7 +74,8 @@ def test_newch_picks_its_own_cache_dir_keyed_by_the_kernel_sources(tmp_path):
     d = str(tmp_path / "nc")
     key = kernel_sources_hash()
     assert len(key) == 16
-    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == [os.path.join(d, key), "True"]
+    # NOTE: newch's choice does not go into the environment (child processes inherit it)
+    assert _import_in(_env(NEWCH_CACHE_DIR=d)) == ["None", "True", os.path.join(d, key)]
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
@@ -95,3 +99,51 @@ def test_cache_path_that_cannot_be_a_directory_means_no_cache_not_an_error(tmp_p
                          timeout=300)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "6.0"]
+
+
+# -- every kernel file, not only the namespaces (elementwise_math, elementwise_rows, ...) --------
+KERNEL_DIR = os.path.dirname(K.__file__)
+KERNEL_FILES = sorted(
+    os.path.relpath(os.path.join(d, f), KERNEL_DIR)
+    for d, _, fs in os.walk(KERNEL_DIR) for f in fs if f.endswith(".py"))
+# compile entry points and flags that only kernels/jit.py may spell out
+_FORBIDDEN = re.compile(r"\bnjit\b|\bnumba\.jit\b|@jit\b|numba\.vectorize|@vectorize|\bguvectorize\b"
+                        r"|\bcfunc\b|\bgenerated_jit\b"
+                        r"|\bfastmath\b|\berror_model\b|\bnogil\b|\bcache\s*="
+                        r"|from numba\.extending import [^\n]*\bintrinsic\b")
+
+
+def _module_of(rel):
+    return "newch.kernels." + rel[:-3].replace(os.sep, ".").replace(".__init__", "").rstrip(".")
+
+
+def test_kernel_files_are_all_found():
+    assert {"jit.py", "matmul.py", "elementwise_math.py", "elementwise_rows.py"} <= set(KERNEL_FILES)
+
+
+@pytest.mark.parametrize("rel", [f for f in KERNEL_FILES if f != "jit.py"])
+def test_no_kernel_file_sets_compile_flags_of_its_own(rel):
+    with open(os.path.join(KERNEL_DIR, rel)) as f:
+        src = f.read()
+    code = re.sub(r'""".*?"""', "", src, flags=re.S)                 # docstrings may name flags
+    code = "\n".join(line.split("#")[0] for line in code.splitlines())
+    bad = _FORBIDDEN.findall(code)
+    assert not bad, f"{rel} spells compile flags itself: {bad}; use newch.kernels.jit"
+    mod = importlib.import_module(_module_of(rel))
+    for m in re.finditer(r"jit_options\s*=\s*(\w+)", code):
+        assert getattr(mod, m.group(1)) is jit.OVERLOAD_OPTS, f"{rel}: {m.group(0)}"
+    numba_overload = re.search(r"from numba\.extending import [^\n]*\boverload\b", code)
+    for m in re.finditer(r"@overload\(([^)]*)\)", code):
+        if numba_overload:
+            assert "jit_options" in m.group(1), f"{rel}: {m.group(0)} without jit.OVERLOAD_OPTS"
+
+
+@pytest.mark.parametrize("rel", [f for f in KERNEL_FILES if f.count(os.sep) == 0])
+def test_every_dispatcher_in_every_kernel_file_goes_through_the_decorator(rel):
+    mod = importlib.import_module(_module_of(rel))
+    for fname, f in _numba_dispatchers(mod).items():
+        if f.py_func.__module__ != mod.__name__:
+            continue
+        assert getattr(f, "newch_kernel", False) or f in jit.HELPERS, f"{rel}: {fname}"
+        assert f.targetoptions.get("fastmath", False) is False
+        assert f.targetoptions.get("parallel") in (None, False, jit.PRANGE_ONLY)

@@ -99,9 +99,10 @@ def test_step_end_does_the_same_work_for_10_or_100000_live_tensors(n):
     live = [a.alloc(64) for _ in range(n)]
     calls = _calls_during(a.step_end)
     # NOTE: the work is counted in function calls, not timed: step_end flips one
-    # generation flag and rewinds a pointer, so the count is a small constant.
+    # generation flag and rewinds a pointer, so the count is a small constant (the
+    # thread guard's lock and in-flight check included).
     assert calls == _calls_during(Arena(block_bytes=1 << 20).step_end)
-    assert calls < 10
+    assert calls < 20
     assert not live[0].gen.alive and not live[-1].gen.alive
     assert a.in_use == 0 and a.top == 0 and a.cur == 0
 
