@@ -180,14 +180,27 @@ class Tensor:
 
     @property
     def data(self):
-        """A tensor sharing this one's memory, detached from the graph."""
-        return Tensor._make(self._a, self._s)
+        """A tensor sharing this one's memory, detached from the graph.
+
+        Inside ``persistent()``, ``.data`` of a temporary is a persistent copy.
+        """
+        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py; bound at call time
+        return view_of(self, self._a)
 
     @data.setter
     def data(self, other):
-        self._a, self._s = other._a, other._s
-        if self._s.views is not None:
-            self._s.views.add(self)
+        """Point this tensor at ``other``'s memory (shape and dtype may change).
+
+        A persistent tensor stays persistent: a temporary ``other`` is copied in,
+        so sharing with ``other`` is lost (``w.data = w.data - lr * w.grad``
+        keeps ``w`` alive across ``step_end()``).
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data: expected a Tensor, got {type(other).__name__}")
+        other._check("data")
+        if self._s.views is not None and other._s.views is None:
+            other = _persistent_clone(other)
+        _rebind(self, other._a, other._s)
 
     # -- reading values ------------------------------------------------------
     def _check(self, op):
@@ -248,7 +261,8 @@ class Tensor:
         return (self[i] for i in range(self._a.shape[0]))
 
     def cpu(self):
-        return self
+        from .ops.shape import own    # NOTE: ops sit above tensor.py
+        return own(self)
 
     def __format__(self, spec):
         if self._a.ndim == 0:
@@ -280,3 +294,23 @@ def release(*tensors):
             for v in list(st.views):
                 v._a = as_strided(np.zeros(1, v._a.dtype), v._a.shape, (0,) * v._a.ndim)
         st.release()
+
+
+def _rebind(t, array, storage):
+    """Make ``t`` view ``array`` in ``storage``, leaving its old storage's view set."""
+    old = t._s
+    if old.views is not None and old is not storage:
+        # NOTE: WeakSet.discard would compare tensors with == (elementwise); rebuild instead.
+        old.views = weakref.WeakSet(v for v in old.views if v is not t)
+    t._a, t._s = array, storage
+    if storage.views is not None:
+        storage.views.add(t)
+
+
+def _persistent_clone(t):
+    """A persistent copy of ``t``'s values, cut from the graph."""
+    from .ops.alloc import empty       # NOTE: ops sit above tensor.py
+    from .ops.pointwise import copy_into
+    out = empty(t._a.shape, t.dtype, persistent=True)
+    copy_into(t._check("data"), out._a)
+    return out

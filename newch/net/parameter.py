@@ -4,12 +4,11 @@ A parameter lives across steps, so it never sits in the step arena: a
 temporary handed to ``Parameter`` is copied into its own persistent storage,
 a persistent tensor is shared as is (no copy).
 """
-import weakref
 
 from .. import dtypes as D
 from ..ops.alloc import data as _alive, empty as _empty
 from ..ops.pointwise import copy_into
-from ..tensor import Tensor
+from ..tensor import Tensor, _rebind
 
 
 def persistent_copy(t, op):
@@ -73,12 +72,7 @@ class Parameter(Tensor):
     def data(self, other):
         # NOTE: a parameter must stay persistent, so a temporary is copied first.
         src = persistent_copy(other, "Parameter.data")
-        old = self._s
-        self._a, self._s = src._a, src._s
-        if old.views is not None and old is not self._s:
-            # NOTE: WeakSet.discard would compare tensors with == (elementwise); rebuild instead.
-            old.views = weakref.WeakSet(v for v in old.views if v is not self)
-        self._s.views.add(self)
+        _rebind(self, src._a, src._s)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

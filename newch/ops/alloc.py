@@ -33,9 +33,30 @@ def empty_like_array(a, dtype=None):
     return empty(a.shape, dtype or D.from_numpy_dtype(a.dtype))
 
 
+def making_persistent():
+    """True inside ``persistent()``: every result made now must be persistent."""
+    return default_context().persistent_depth > 0
+
+
 def view_of(t, array):
-    """A tensor sharing ``t``'s storage, seeing ``array`` (a numpy view of t's data)."""
+    """A tensor sharing ``t``'s storage, seeing ``array`` (a numpy view of t's data).
+
+    Inside ``persistent()`` a view of a temporary would die at ``step_end()``
+    with its base, so it is a persistent copy of ``array`` instead: every view
+    op (reshape, ``x[0]``, ``.T``, detach, expand...) comes through here.
+    """
+    if t._s.views is None and making_persistent():
+        data(t, "persistent copy")
+        return _persistent_copy(array, t.dtype)
     return Tensor._make(array, t._s)
+
+
+def _persistent_copy(array, dtype):
+    # NOTE: copy_into lives in pointwise, which imports this module
+    from .pointwise import copy_into
+    out = empty(array.shape, dtype, persistent=True)
+    copy_into(array, out._a)
+    return out
 
 
 def stale(t, op):

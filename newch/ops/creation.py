@@ -7,6 +7,7 @@ from .. import dtypes as D
 from ..context import default_context
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
+from .shape import own
 from .pointwise import copy_into
 
 
@@ -100,7 +101,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` itself if it is already a tensor of ``dtype``, otherwise ``tensor(data)``."""
     _check_device("as_tensor", device)
     if isinstance(data, Tensor) and (dtype is None or D.from_any(dtype) is data.dtype):
-        return data
+        return own(data)
     if isinstance(data, np.ndarray) and (dtype is None or D.from_any(dtype).np == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype=dtype)
