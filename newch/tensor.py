@@ -202,6 +202,35 @@ class Tensor:
             other = _persistent_clone(other)
         _rebind(self, other._a, other._s)
 
+    # -- pickle and copy ------------------------------------------------------
+    def __reduce__(self):
+        """Pickle the values only (a copy: dtype, shape, requires_grad), never the arena."""
+        a = self._check("pickle")
+        return (_rebuild, (type(self), a.copy(), self._rg))
+
+    def __deepcopy__(self, memo):
+        """A persistent copy of the values (and of ``.grad``), as pickling would make."""
+        if id(self) in memo:
+            return memo[id(self)]
+        if self._node is not None:
+            raise RuntimeError("deepcopy: only tensors created explicitly by the user (graph "
+                               "leaves) support deepcopy; deepcopy x.detach() instead")
+        new = _rebuild(type(self), self._check("deepcopy"), self._rg)
+        memo[id(self)] = new
+        if self._grad is not None and self._grad.is_alive:
+            new._grad = self._grad.__deepcopy__(memo)
+        return new
+
+    def __copy__(self):
+        """A new tensor sharing this one's memory (as ``copy.copy`` of a torch tensor does)."""
+        self._check("copy")
+        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py
+        t = view_of(self, self._a)
+        if type(self) is not Tensor:
+            t = Tensor._make(t._a, t._s, cls=type(self))
+        t._rg = self._rg
+        return t
+
     # -- reading values ------------------------------------------------------
     def _check(self, op):
         if not self._s.gen.alive:
@@ -314,3 +343,15 @@ def _persistent_clone(t):
     out = empty(t._a.shape, t.dtype, persistent=True)
     copy_into(t._check("data"), out._a)
     return out
+
+
+def _rebuild(cls, array, requires_grad):
+    """Unpickling and deepcopy: a persistent tensor (of class ``cls``) holding ``array``'s values."""
+    from .context import default_context
+    D.from_numpy_dtype(array.dtype)       # refuses dtypes newch does not have
+    st = default_context().pool.alloc(array.nbytes)
+    a = st.buf[:array.nbytes].view(array.dtype).reshape(array.shape)
+    a[...] = array
+    t = Tensor._make(a, st, cls=cls)
+    t._rg = bool(requires_grad)
+    return t

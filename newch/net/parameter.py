@@ -79,14 +79,6 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            p = Parameter(copy_to_persistent(self), self.requires_grad)
-            if self._grad is not None and self._grad.is_alive:
-                p._grad = copy_to_persistent(self._grad)
-            memo[id(self)] = p
-        return memo[id(self)]
-
 
 def copy_to_persistent(t):
     """A new persistent tensor holding a copy of ``t``'s values (never shared)."""
