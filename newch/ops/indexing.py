@@ -5,7 +5,7 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, norm_dim, view_of
-from .pointwise import as_array, copy_into
+from .pointwise import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -307,6 +307,7 @@ def setitem(input, idx, value):
     if isinstance(value, Tensor):
         v = data(value, "setitem")
     else:
+        check_fits("setitem", value, input.dtype)
         v, _ = as_array(value, input.dtype, "setitem")
     try:
         if _is_basic(items):

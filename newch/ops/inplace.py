@@ -13,7 +13,7 @@ from ..autograd.graph import is_grad_enabled
 from ..tensor import Tensor
 from . import arith, select, unary
 from .alloc import data, empty as _empty, is_scalar
-from .pointwise import as_array, copy_into
+from .pointwise import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -112,9 +112,12 @@ def fill_(self, value):
         if value.ndim:
             raise ValueError(f"fill_: value must be a number or 0-dim tensor, got shape "
                              f"{tuple(value.shape)}")
-        value = value.item()
-    if not is_scalar(value):
+        # NOTE: a tensor value is cast (nan -> int64 min, as PyTorch), never refused
+        value = value.to(self.dtype).item()
+    elif not is_scalar(value):
         raise TypeError(f"fill_: value must be a number, got {type(value).__name__}")
+    else:
+        check_fits("fill_", value, self.dtype)
     if a.size:
         from .alloc import kernels
         from .layout import nd_views

@@ -4,7 +4,7 @@ from ..tensor import Tensor
 from .alloc import data, empty, is_scalar, kernels
 from .arith import add, div, mul, sub
 from .layout import broadcast_shapes, nd_views
-from .pointwise import as_array, operand_dtype
+from .pointwise import as_array, check_fits, operand_dtype
 from .record import needs_grad, record, sum_to
 
 
@@ -131,6 +131,7 @@ def masked_fill_(input, mask, value):
                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
     if isinstance(value, Tensor):
         value = value.item()
+    check_fits("masked_fill_", value, input.dtype)     # NOTE: even a 0-d tensor's, as PyTorch
     a = data(input, "masked_fill_")
     m = data(mask, "masked_fill_")
     if broadcast_shapes("masked_fill_", a.shape, m.shape) != tuple(a.shape):
