@@ -79,6 +79,20 @@ def data(t, op):
     return t._a
 
 
+def check_writable(op, t):
+    """Refuse writing into ``t`` when its memory cannot take it: an expanded tensor (several
+    elements share one address) or a read-only one (a view of a read-only numpy array)."""
+    a = t._a
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
+                           f"tensor refers to a single memory location (it is expanded, shape "
+                           f"{tuple(a.shape)}, strides {a.strides}). Please clone() the tensor "
+                           f"before performing the operation.")
+    if not a.flags.writeable:
+        raise RuntimeError(f"{op}: the tensor is read-only (it shares the memory of a read-only "
+                           f"numpy array); clone() it before writing to it")
+
+
 def check_tensor(op, t, name="input"):
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")

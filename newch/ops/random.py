@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..context import default_context
-from .alloc import data, empty, norm_shape
+from .alloc import check_writable, data, empty, norm_shape
 from .creation import _check_device
 from .pointwise import copy_into
 from .record import check_inplace
@@ -19,6 +19,7 @@ def _float(op, dtype):
 def _fill_random(op, out, draw):
     """Write ``draw(rng, out_array)`` into out (through a contiguous buffer when needed)."""
     a = data(out, op)
+    check_writable(op, out)
     if a.size == 0:
         return out
     rng = default_context().rng
@@ -121,6 +122,8 @@ def _affine(arr, scale, shift):
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill ``self`` in place with 1 with probability ``p``, else 0."""
     check_inplace("bernoulli_", self)
+    data(self, "bernoulli_")
+    check_writable("bernoulli_", self)
     tmp = empty(tuple(self.shape), D.float64)
     default_context().rng.random(out=tmp._a)
     copy_into(tmp._a < p, data(self, "bernoulli_"))

@@ -1,7 +1,7 @@
 """Selecting and blending ops: where, clamp, masked_fill, lerp, addcmul, addcdiv."""
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import data, empty, is_scalar, kernels
+from .alloc import check_writable, data, empty, is_scalar, kernels
 from .arith import add, div, mul, sub
 from .layout import broadcast_shapes, nd_views
 from .pointwise import as_array, check_fits, operand_dtype
@@ -133,6 +133,7 @@ def masked_fill_(input, mask, value):
         value = value.item()
     check_fits("masked_fill_", value, input.dtype)     # NOTE: even a 0-d tensor's, as PyTorch
     a = data(input, "masked_fill_")
+    check_writable("masked_fill_", input)
     m = data(mask, "masked_fill_")
     if broadcast_shapes("masked_fill_", a.shape, m.shape) != tuple(a.shape):
         raise ValueError(f"masked_fill_: a mask of shape {tuple(m.shape)} does not broadcast to the "
