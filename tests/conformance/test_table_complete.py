@@ -15,6 +15,9 @@ TENSOR_NOT_OPS = {
     "__init__": "refuses direct construction", "__repr__": "printing", "__str__": "printing",
     "__format__": "printing", "__array__": "numpy protocol (copies, see Tensor.numpy)",
     "__iter__": "iteration (covered by unbind)", "__hash__": "identity hash",
+    "__reduce__": "pickle protocol (tests/memory/test_pickle.py)",
+    "__deepcopy__": "copy protocol (tests/memory/test_pickle.py)",
+    "__copy__": "copy protocol (tests/memory/test_pickle.py)",
 }
 
 
