@@ -70,11 +70,22 @@ def _unit_rows(a):
     return not inner or inner[-1] == a.itemsize
 
 
+_INT_UNARY = {C.NEG, C.ABS, C.RELU}          # integer forms of the twin's kernel
+_INT_IDENTITY = {C.FLOOR, C.ROUND}             # the identity on integers
+_INT_BINARY = {C.ADD, C.SUB, C.MUL}            # integer codes that wrap like the twin
+
+
 def _direct_unary(code):
-    """Unary ``code`` written over a float ``self``; False when the twin must run instead."""
+    """Unary ``code`` written over ``self``; False when the twin must run instead."""
     def run(self, a, *args, **kwargs):
-        if args or kwargs or not self.dtype.is_floating_point:
+        dt = self.dtype
+        if args or kwargs or dt is D.bool_:
             return False
+        if not dt.is_floating_point:
+            if code in _INT_IDENTITY:
+                return True
+            if code not in _INT_UNARY:
+                return False
         v = a if a.ndim else a.reshape(1)
         launch_unary(code, v, v)
         return True
@@ -82,13 +93,16 @@ def _direct_unary(code):
 
 
 def _direct_binary(op, code):
-    """``self = code(self, other * alpha)`` for a float ``self`` and an operand of its dtype."""
+    """``self = code(self, other * alpha)`` for an operand that keeps ``self``'s dtype."""
     def run(self, a, other, *, alpha=1, rounding_mode=None):
         dt = self.dtype
-        if rounding_mode is not None or not dt.is_floating_point or not _scalar_ok(alpha) or \
+        if rounding_mode is not None or dt is D.bool_ or not _scalar_ok(alpha) or \
                 not (is_scalar(other) or isinstance(other, Tensor)) or \
                 (isinstance(other, Tensor) and other.dtype is not dt) or \
                 operand_dtype(op, self, other) is not dt:
+            return False
+        if not dt.is_floating_point and (code not in _INT_BINARY or alpha != 1 or
+                                         isinstance(alpha, (float, np.floating))):
             return False
         if isinstance(other, Tensor):
             b = data(other, op)
@@ -99,7 +113,7 @@ def _direct_binary(op, code):
             if b.ndim == 0:
                 b = dt.np.type(b[()])
         else:
-            b = dt.np.type(other * alpha)
+            b, _ = as_array(other * alpha if alpha != 1 else other, dt, op)
         v = a if a.ndim else a.reshape(1)
         launch_binary(code, v, b, v)
         return True
@@ -122,14 +136,17 @@ def _axpy(a, b, alpha, code):
 
 
 def _direct_clamp(which):
-    """clamp_ / clamp_min_ / clamp_max_ with number bounds over a float ``self``."""
+    """clamp_ / clamp_min_ / clamp_max_ with number bounds over a float ``self``.
+
+    Arguments the twin would refuse send it there, so its errors stay the same.
+    """
     def run(self, a, *args, **kwargs):
-        bounds = dict(zip(("min", "max"), args)) if which == "both" else {which: args[0] if args
-                                                                          else kwargs.get(which)}
-        if which == "both":
-            bounds.update(kwargs)
+        names = ("min", "max") if which == "both" else (which,)
+        if len(args) > len(names) or set(names[:len(args)]) & set(kwargs):
+            return False          # NOTE: the twin raises the TypeError
+        bounds = dict(zip(names, args), **kwargs)
         lo, hi = bounds.get("min"), bounds.get("max")
-        if set(bounds) - {"min", "max"} or (lo is None and hi is None) or \
+        if set(bounds) - set(names) or (lo is None and hi is None) or \
                 not self.dtype.is_floating_point or \
                 not all(v is None or _scalar_ok(v) for v in (lo, hi)):
             return False

@@ -80,8 +80,9 @@ def test_in_place_gives_the_bits_of_the_out_of_place_op(name, layout):
 
 
 @pytest.mark.parametrize("dtype", [newch.float64, newch.int64, newch.int32])
-@pytest.mark.parametrize("name", ["add_ tensor", "mul_ scalar", "neg_", "abs_", "relu_",
-                                  "clamp_", "sub_ tensor", "floor_"])
+@pytest.mark.parametrize("name", ["add_ tensor", "add_ scalar alpha", "mul_ scalar", "neg_", "abs_",
+                                  "relu_", "clamp_", "sub_ tensor", "floor_", "round_",
+                                  "mul_ tensor", "add_ 0-d tensor", "add_ broadcast row"])
 def test_other_dtypes_match_the_out_of_place_op(name, dtype):
     a, b = _pair(dtype if dtype.is_floating_point else newch.float64)
     a, b = (a * 10).astype(dtype.np), (b * 10).astype(dtype.np)
@@ -90,10 +91,36 @@ def test_other_dtypes_match_the_out_of_place_op(name, dtype):
         inplace, twin = (lambda x, y: x.clamp_(-5, 5)), (lambda x, y: x.clamp(-5, 5))
     if name == "mul_ scalar" and not dtype.is_floating_point:
         inplace, twin = (lambda x, y: x.mul_(3)), (lambda x, y: x * 3)
+    if name == "add_ scalar alpha" and not dtype.is_floating_point:
+        inplace, twin = (lambda x, y: x.add_(2, alpha=3)), (lambda x, y: x + 6)
     x = newch.tensor(a)
     want = twin(newch.tensor(a), newch.tensor(b)).numpy()
     inplace(x, newch.tensor(b))
     np.testing.assert_array_equal(x.numpy(), want)
+
+
+def test_integer_in_place_wraps_like_the_twin_and_refuses_what_it_refuses():
+    x = newch.tensor([250, 3], dtype=newch.uint8)
+    x.add_(10)
+    assert x.tolist() == [4, 13]
+    x.sub_(-1)                                   # -1 wraps to 255 in uint8, as in PyTorch
+    assert x.tolist() == (newch.tensor([4, 13], dtype=newch.uint8) - (-1)).tolist()
+    y = newch.tensor([1, 2], dtype=newch.int64)
+    for bad in (lambda: y.add_(0.5), lambda: y.add_(1, alpha=0.5), lambda: y.div_(2),
+                lambda: y.exp_(), lambda: y.add_(newch.ones(2))):
+        with pytest.raises((TypeError, RuntimeError)):
+            bad()
+    assert y.tolist() == [1, 2]
+
+
+def test_clamp_argument_errors_are_the_twins():
+    x = newch.zeros(3)
+    with pytest.raises(TypeError):
+        x.clamp_(0.0, min=1.0)
+    with pytest.raises(ValueError):
+        x.clamp_()
+    with pytest.raises(TypeError):
+        x.clamp_min_(0.0, 1.0)
 
 
 @pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
@@ -226,3 +253,13 @@ def test_in_place_op_under_autograd_still_gives_the_right_gradient(torch):
         (y * y).sum().backward()
         grads.append(w.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "neg_", "abs_", "relu_", "floor_"])
+def test_integer_in_place_on_1m_ints_takes_no_arena_memory(op):
+    ctx = newch.default_context()
+    x = newch.arange(N, dtype=newch.int64)
+    before = ctx.mem_stats()["arena_bytes_in_use"]
+    ctx.reset_peak()
+    getattr(x, op)(*((3,) if op in ("add_", "mul_") else ()))
+    assert ctx.mem_stats()["arena_peak_bytes"] - before == 0
