@@ -338,11 +338,8 @@ def _rebind(t, array, storage):
 
 def _persistent_clone(t):
     """A persistent copy of ``t``'s values, cut from the graph."""
-    from .ops.alloc import empty       # NOTE: ops sit above tensor.py
-    from .ops.pointwise import copy_into
-    out = empty(t._a.shape, t.dtype, persistent=True)
-    copy_into(t._check("data"), out._a)
-    return out
+    from .ops.alloc import persistent_copy_of       # NOTE: ops sit above tensor.py
+    return persistent_copy_of(t._check("data"), t.dtype)
 
 
 def _rebuild(cls, array, requires_grad):

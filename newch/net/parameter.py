@@ -6,8 +6,7 @@ a persistent tensor is shared as is (no copy).
 """
 
 from .. import dtypes as D
-from ..ops.alloc import data as _alive, empty as _empty
-from ..ops.pointwise import copy_into
+from ..ops.alloc import data as _alive, empty as _empty, persistent_copy_of
 from ..tensor import Tensor, _rebind
 
 
@@ -82,7 +81,4 @@ class Parameter(Tensor):
 
 def copy_to_persistent(t):
     """A new persistent tensor holding a copy of ``t``'s values (never shared)."""
-    a = _alive(t, "copy")
-    out = _empty(a.shape, t.dtype, persistent=True)
-    copy_into(a, out._a)
-    return out
+    return persistent_copy_of(_alive(t, "copy"), t.dtype)

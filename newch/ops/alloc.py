@@ -47,11 +47,12 @@ def view_of(t, array):
     """
     if t._s.views is None and making_persistent():
         data(t, "persistent copy")
-        return _persistent_copy(array, t.dtype)
+        return persistent_copy_of(array, t.dtype)
     return Tensor._make(array, t._s)
 
 
-def _persistent_copy(array, dtype):
+def persistent_copy_of(array, dtype):
+    """A new persistent tensor holding a copy of numpy ``array`` (checked alive by the caller)."""
     # NOTE: copy_into lives in pointwise, which imports this module
     from .pointwise import copy_into
     out = empty(array.shape, dtype, persistent=True)
