@@ -160,6 +160,28 @@ def _direct_clamp(which):
     return run
 
 
+def _direct_fused(op, first):
+    """addcmul_ / addcdiv_ / lerp_: ``self += scale * first(self, t1, t2)`` with one temporary
+    (the twin's product), scaled and added in place, rounded as the twin rounds."""
+    def run(self, a, t1, t2=None, *, value=1, weight=None):
+        if op == "lerp_":
+            t2, value = None, t2 if weight is None else weight
+        dt = self.dtype
+        tensors = [t for t in (t1, t2) if t is not None]
+        if not dt.is_floating_point or not _scalar_ok(value) or \
+                not all(isinstance(t, Tensor) and t.dtype is dt for t in tensors) or \
+                broadcast_shapes(op, a.shape, *(t.shape for t in tensors)) != tuple(a.shape):
+            return False
+        tmp = first(self, t1, t2)
+        data(tmp, op)
+        tv = tmp._a if tmp._a.ndim else tmp._a.reshape(1)
+        launch_binary(C.MUL, tv, dt.np.type(value), tv)
+        v = a if a.ndim else a.reshape(1)
+        launch_binary(C.ADD, v, tmp._a if tmp._a.ndim else dt.np.type(tmp._a[()]), v)
+        return True
+    return run
+
+
 def _inplace(op, fn, direct=None):
     def f(self, *args, **kwargs):
         check_inplace(op, self)
@@ -193,9 +215,11 @@ clamp_ = _inplace("clamp_", select.clamp, _direct_clamp("both"))
 clip_ = clamp_
 clamp_min_ = _inplace("clamp_min_", select.clamp_min, _direct_clamp("min"))
 clamp_max_ = _inplace("clamp_max_", select.clamp_max, _direct_clamp("max"))
-addcmul_ = _inplace("addcmul_", select.addcmul)
-addcdiv_ = _inplace("addcdiv_", select.addcdiv)
-lerp_ = _inplace("lerp_", select.lerp)
+addcmul_ = _inplace("addcmul_", select.addcmul,
+                    _direct_fused("addcmul_", lambda s, t1, t2: arith.mul(t1, t2)))
+addcdiv_ = _inplace("addcdiv_", select.addcdiv,
+                    _direct_fused("addcdiv_", lambda s, t1, t2: arith.div(t1, t2)))
+lerp_ = _inplace("lerp_", select.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
 neg_ = _inplace("neg_", unary.neg, _direct_unary(C.NEG))
 abs_ = _inplace("abs_", unary.abs, _direct_unary(C.ABS))
 exp_ = _inplace("exp_", unary.exp, _direct_unary(C.EXP))

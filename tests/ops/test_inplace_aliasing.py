@@ -43,6 +43,10 @@ OPS = {
     "round_ decimals": (lambda x, y: x.round_(decimals=1), lambda x, y: x.round(decimals=1)),
     "addcmul_": (lambda x, y: x.addcmul_(y, y, value=0.5), lambda x, y: x.addcmul(y, y, value=0.5)),
     "lerp_": (lambda x, y: x.lerp_(y, 0.25), lambda x, y: x.lerp(y, 0.25)),
+    "lerp_ self": (lambda x, y: x.lerp_(x, 0.25), lambda x, y: x.lerp(x, 0.25)),
+    "addcdiv_": (lambda x, y: x.addcdiv_(x, y, value=-0.1), lambda x, y: x.addcdiv(x, y, value=-0.1)),
+    "addcmul_ broadcast": (lambda x, y: x.addcmul_(y[0] if y.ndim else y, y, value=3),
+                           lambda x, y: x.addcmul(y[0] if y.ndim else y, y, value=3)),
 }
 
 LAYOUTS = {
@@ -263,3 +267,16 @@ def test_integer_in_place_on_1m_ints_takes_no_arena_memory(op):
     ctx.reset_peak()
     getattr(x, op)(*((3,) if op in ("add_", "mul_") else ()))
     assert ctx.mem_stats()["arena_peak_bytes"] - before == 0
+
+
+@pytest.mark.parametrize("op", ["addcmul_", "addcdiv_", "lerp_"])
+def test_fused_in_place_ops_take_one_temporary(op):
+    ctx = newch.default_context()
+    x, y, z = newch.randn(N), newch.randn(N), newch.rand(N) + 1
+    before = ctx.mem_stats()["arena_bytes_in_use"]
+    ctx.reset_peak()
+    if op == "lerp_":
+        x.lerp_(y, 0.3)
+    else:
+        getattr(x, op)(y, z, value=0.5)
+    assert ctx.mem_stats()["arena_peak_bytes"] - before == 4 * N      # the product, then nothing
