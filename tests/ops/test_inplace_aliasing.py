@@ -280,3 +280,19 @@ def test_fused_in_place_ops_take_one_temporary(op):
     else:
         getattr(x, op)(y, z, value=0.5)
     assert ctx.mem_stats()["arena_peak_bytes"] - before == 4 * N      # the product, then nothing
+
+
+def _in_place_chain(threads):
+    ctx = newch.Context(seed=3, threads=threads)
+    prev = newch.set_default_context(ctx)
+    try:
+        x, y = newch.randn(N), newch.rand(N) + 0.5
+        x.add_(y, alpha=0.3).mul_(y).div_(1.7).sigmoid_().addcmul_(y, y, value=-0.2)
+        x.lerp_(y, 0.1).clamp_(0.1, 0.9).sqrt_().sub_(x.mean())
+        return x.numpy()
+    finally:
+        newch.set_default_context(prev)
+
+
+def test_in_place_results_do_not_depend_on_the_thread_count():
+    np.testing.assert_array_equal(_in_place_chain(1), _in_place_chain(2))
