@@ -94,9 +94,12 @@ def _direct_unary(code):
 
 def _direct_binary(op, code):
     """``self = code(self, other * alpha)`` for an operand that keeps ``self``'s dtype."""
-    def run(self, a, other, *, alpha=1, rounding_mode=None):
+    allowed = {C.ADD: {"alpha"}, C.SUB: {"alpha"}}.get(code, set())
+
+    def run(self, a, other, **kwargs):
         dt = self.dtype
-        if rounding_mode is not None or dt is D.bool_ or not _scalar_ok(alpha) or \
+        alpha = kwargs.get("alpha", 1)
+        if set(kwargs) - allowed or dt is D.bool_ or not _scalar_ok(alpha) or \
                 not (is_scalar(other) or isinstance(other, Tensor)) or \
                 (isinstance(other, Tensor) and other.dtype is not dt) or \
                 operand_dtype(op, self, other) is not dt:

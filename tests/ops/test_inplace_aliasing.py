@@ -296,3 +296,21 @@ def _in_place_chain(threads):
 
 def test_in_place_results_do_not_depend_on_the_thread_count():
     np.testing.assert_array_equal(_in_place_chain(1), _in_place_chain(2))
+
+
+@pytest.mark.parametrize("call", [lambda x: x.mul_(3.0, alpha=2), lambda x: x.pow_(2, alpha=1),
+                                  lambda x: x.add_(1.0, rounding_mode="floor"),
+                                  lambda x: x.relu_(1), lambda x: x.div_(2.0, foo=1)])
+def test_unexpected_arguments_raise_as_in_the_twin(call):
+    x = newch.ones(4)
+    with pytest.raises(TypeError):
+        call(x)
+    np.testing.assert_array_equal(x.numpy(), np.ones(4))
+
+
+def test_div_rounding_mode_in_place_matches_the_twin():
+    a = np.array([-3.5, 2.5, 7.0, -0.5], np.float32)
+    for mode in ("floor", "trunc"):
+        x = newch.tensor(a)
+        x.div_(2.0, rounding_mode=mode)
+        np.testing.assert_array_equal(x.numpy(), newch.tensor(a).div(2.0, rounding_mode=mode).numpy())
