@@ -190,14 +190,56 @@ class Tensor:
 
     @property
     def data(self):
-        """A tensor sharing this one's memory, detached from the graph."""
-        return Tensor._make(self._a, self._s)
+        """A tensor sharing this one's memory, detached from the graph.
+
+        Inside ``persistent()``, ``.data`` of a temporary is a persistent copy.
+        """
+        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py; bound at call time
+        return view_of(self, self._a)
 
     @data.setter
     def data(self, other):
-        self._a, self._s = other._a, other._s
-        if self._s.views is not None:
-            self._s.views.add(self)
+        """Point this tensor at ``other``'s memory (shape and dtype may change).
+
+        A persistent tensor stays persistent: a temporary ``other`` is copied in,
+        so sharing with ``other`` is lost (``w.data = w.data - lr * w.grad``
+        keeps ``w`` alive across ``step_end()``).
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data: expected a Tensor, got {type(other).__name__}")
+        other._check("data")
+        if self._s.views is not None and other._s.views is None:
+            other = _persistent_clone(other)
+        _rebind(self, other._a, other._s)
+
+    # -- pickle and copy ------------------------------------------------------
+    def __reduce__(self):
+        """Pickle the values only (a copy: dtype, shape, requires_grad), never the arena."""
+        a = self._check("pickle")
+        return (_rebuild, (type(self), a.copy(), self._rg))
+
+    def __deepcopy__(self, memo):
+        """A persistent copy of the values (and of ``.grad``), as pickling would make."""
+        if id(self) in memo:
+            return memo[id(self)]
+        if self._node is not None:
+            raise RuntimeError("deepcopy: only tensors created explicitly by the user (graph "
+                               "leaves) support deepcopy; deepcopy x.detach() instead")
+        new = _rebuild(type(self), self._check("deepcopy"), self._rg)
+        memo[id(self)] = new
+        if self._grad is not None and self._grad.is_alive:
+            new._grad = self._grad.__deepcopy__(memo)
+        return new
+
+    def __copy__(self):
+        """A new tensor sharing this one's memory (as ``copy.copy`` of a torch tensor does)."""
+        self._check("copy")
+        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py
+        t = view_of(self, self._a)
+        if type(self) is not Tensor:
+            t = Tensor._make(t._a, t._s, cls=type(self))
+        t._rg = self._rg
+        return t
 
     # -- reading values ------------------------------------------------------
     def _check(self, op):
@@ -258,8 +300,9 @@ class Tensor:
         return (self[i] for i in range(self._a.shape[0]))
 
     def cpu(self, memory_format=None):
-        """This tensor (it is on the CPU already)."""
-        return self
+        """This tensor (it is on the CPU already); inside ``persistent()`` a persistent copy."""
+        from .ops.shape import own    # NOTE: ops sit above tensor.py
+        return own(self)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         """Always an error: newch has no CUDA device."""
@@ -295,3 +338,32 @@ def release(*tensors):
             for v in list(st.views):
                 v._a = as_strided(np.zeros(1, v._a.dtype), v._a.shape, (0,) * v._a.ndim)
         st.release()
+
+
+def _rebind(t, array, storage):
+    """Make ``t`` view ``array`` in ``storage``, leaving its old storage's view set."""
+    old = t._s
+    if old.views is not None and old is not storage:
+        # NOTE: WeakSet.discard would compare tensors with == (elementwise); rebuild instead.
+        old.views = weakref.WeakSet(v for v in old.views if v is not t)
+    t._a, t._s = array, storage
+    if storage.views is not None:
+        storage.views.add(t)
+
+
+def _persistent_clone(t):
+    """A persistent copy of ``t``'s values, cut from the graph."""
+    from .ops.alloc import persistent_copy_of       # NOTE: ops sit above tensor.py
+    return persistent_copy_of(t._check("data"), t.dtype)
+
+
+def _rebuild(cls, array, requires_grad):
+    """Unpickling and deepcopy: a persistent tensor (of class ``cls``) holding ``array``'s values."""
+    from .context import default_context
+    D.from_numpy_dtype(array.dtype)       # refuses dtypes newch does not have
+    st = default_context().pool.alloc(array.nbytes)
+    a = st.buf[:array.nbytes].view(array.dtype).reshape(array.shape)
+    a[...] = array
+    t = Tensor._make(a, st, cls=cls)
+    t._rg = bool(requires_grad)
+    return t

@@ -4,12 +4,10 @@ A parameter lives across steps, so it never sits in the step arena: a
 temporary handed to ``Parameter`` is copied into its own persistent storage,
 a persistent tensor is shared as is (no copy).
 """
-import weakref
 
 from .. import dtypes as D
-from ..ops.alloc import data as _alive, empty as _empty
-from ..ops.pointwise import copy_into
-from ..tensor import Tensor
+from ..ops.alloc import data as _alive, empty as _empty, persistent_copy_of
+from ..tensor import Tensor, _rebind
 
 
 def persistent_copy(t, op):
@@ -73,30 +71,14 @@ class Parameter(Tensor):
     def data(self, other):
         # NOTE: a parameter must stay persistent, so a temporary is copied first.
         src = persistent_copy(other, "Parameter.data")
-        old = self._s
-        self._a, self._s = src._a, src._s
-        if old.views is not None and old is not self._s:
-            # NOTE: WeakSet.discard would compare tensors with == (elementwise); rebuild instead.
-            old.views = weakref.WeakSet(v for v in old.views if v is not self)
-        self._s.views.add(self)
+        _rebind(self, src._a, src._s)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
 
-    def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            p = Parameter(copy_to_persistent(self), self.requires_grad)
-            if self._grad is not None and self._grad.is_alive:
-                p._grad = copy_to_persistent(self._grad)
-            memo[id(self)] = p
-        return memo[id(self)]
-
 
 def copy_to_persistent(t):
     """A new persistent tensor holding a copy of ``t``'s values (never shared)."""
-    a = _alive(t, "copy")
-    out = _empty(a.shape, t.dtype, persistent=True)
-    copy_into(a, out._a)
-    return out
+    return persistent_copy_of(_alive(t, "copy"), t.dtype)

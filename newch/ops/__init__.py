@@ -88,7 +88,7 @@ def _invert(self):
 def _pos(self):
     if self.dtype.name == "bool":
         raise TypeError("__pos__: the + operator is not supported on bool tensors")
-    return self
+    return shape.own(self)
 
 
 def _where_method(self, condition, other):

@@ -33,9 +33,31 @@ def empty_like_array(a, dtype=None):
     return empty(a.shape, dtype or D.from_numpy_dtype(a.dtype))
 
 
+def making_persistent():
+    """True inside ``persistent()``: every result made now must be persistent."""
+    return default_context().persistent_depth > 0
+
+
 def view_of(t, array):
-    """A tensor sharing ``t``'s storage, seeing ``array`` (a numpy view of t's data)."""
+    """A tensor sharing ``t``'s storage, seeing ``array`` (a numpy view of t's data).
+
+    Inside ``persistent()`` a view of a temporary would die at ``step_end()``
+    with its base, so it is a persistent copy of ``array`` instead: every view
+    op (reshape, ``x[0]``, ``.T``, detach, expand...) comes through here.
+    """
+    if t._s.views is None and making_persistent():
+        data(t, "persistent copy")
+        return persistent_copy_of(array, t.dtype)
     return Tensor._make(array, t._s)
+
+
+def persistent_copy_of(array, dtype):
+    """A new persistent tensor holding a copy of numpy ``array`` (checked alive by the caller)."""
+    # NOTE: copy_into lives in pointwise, which imports this module
+    from .pointwise import copy_into
+    out = empty(array.shape, dtype, persistent=True)
+    copy_into(array, out._a)
+    return out
 
 
 def stale(t, op):
@@ -56,6 +78,20 @@ def data(t, op):
     if not t._s.gen.alive:
         raise stale(t, op)
     return t._a
+
+
+def check_writable(op, t):
+    """Refuse writing into ``t`` when its memory cannot take it: an expanded tensor (several
+    elements share one address) or a read-only one (a view of a read-only numpy array)."""
+    a = t._a
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
+                           f"tensor refers to a single memory location (it is expanded, shape "
+                           f"{tuple(a.shape)}, strides {a.strides}). Please clone() the tensor "
+                           f"before performing the operation.")
+    if not a.flags.writeable:
+        raise RuntimeError(f"{op}: the tensor is read-only (it shares the memory of a read-only "
+                           f"numpy array); clone() it before writing to it")
 
 
 def check_tensor(op, t, name="input"):

@@ -8,7 +8,8 @@ from ..context import default_context
 from ..device import check_device
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
-from .pointwise import copy_into
+from .shape import own
+from .pointwise import check_fits, copy_into
 
 
 def _infer_dtype(obj):
@@ -35,21 +36,6 @@ def _numpy_dtype(op, npd):
         return D.from_numpy_dtype(npd)
     except TypeError as e:
         raise TypeError(f"{op}: {e}") from None
-
-
-def check_fits(op, values, dt):
-    """Refuse Python numbers an integer dtype cannot hold, as PyTorch does: floats outside its
-    range, and ints above its maximum (or below its minimum if signed; uint8 wraps negatives)."""
-    if dt.is_floating_point or dt is D.bool_:
-        return
-    arr = np.asarray(values)
-    if arr.size == 0 or arr.dtype.kind not in "iuf":
-        return
-    info = np.iinfo(dt.np)
-    low = info.min if arr.dtype.kind == "f" or dt.is_signed else -2 ** 63
-    if arr.max() > info.max or arr.min() < low:
-        raise OverflowError(f"{op}: value {arr.max() if arr.max() > info.max else arr.min()} cannot "
-                            f"be converted to {dt} without overflow")
 
 
 def _from_data(op, obj, dtype):
@@ -101,7 +87,7 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` itself if it is already a tensor of ``dtype``, otherwise ``tensor(data)``."""
     _check_device("as_tensor", device)
     if isinstance(data, Tensor) and (dtype is None or D.from_any(dtype) is data.dtype):
-        return data
+        return own(data)
     if isinstance(data, np.ndarray) and (dtype is None or D.from_any(dtype).np == data.dtype):
         return from_numpy(data)
     return tensor(data, dtype=dtype)

@@ -4,9 +4,9 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import data, empty, kernels, norm_dim, view_of
+from .alloc import check_writable, data, empty, kernels, norm_dim, view_of
 from .layout import reshape_view
-from .pointwise import as_array, copy_into
+from .pointwise import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -217,6 +217,7 @@ def scatter_add_(input, dim, index, src):
     """input[..., index[...], ...] += src along ``dim``, in place (duplicates accumulate)."""
     check_inplace("scatter_add_", input)
     a, d, ix = _gather_views("scatter_add_", input, dim, index)
+    check_writable("scatter_add_", input)
     s = data(src, "scatter_add_")
     if ix.size:
         s = s[tuple(slice(0, n) for n in ix.shape)]
@@ -303,11 +304,13 @@ def setitem(input, idx, value):
     """``input[idx] = value`` in place (value a number or broadcastable tensor)."""
     check_inplace("setitem", input)
     a = data(input, "setitem")
+    check_writable("setitem", input)
     idx = _sequence_as_tuple(idx)
     items = _normalise("setitem", idx)
     if isinstance(value, Tensor):
         v = data(value, "setitem")
     else:
+        check_fits("setitem", value, input.dtype)
         v, _ = as_array(value, input.dtype, "setitem")
     try:
         if _is_basic(items):

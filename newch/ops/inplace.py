@@ -1,19 +1,27 @@
-"""In-place forms (``add_``, ``mul_``, ``copy_``, ``fill_``, ...): compute, then write into self.
+"""In-place forms (``add_``, ``mul_``, ``copy_``, ``fill_``, ...): write the result into self.
 
-Each in-place op runs its out-of-place twin and writes the result into
-``self``'s memory, so broadcasting, aliasing (``x.add_(x.T)``) and strided
-``self`` all behave. Under autograd, ``self`` takes over the result's node;
-tensors an earlier node saved see the version bump and backward refuses them,
-as PyTorch does.
+Elementwise ops on a float ``self`` that autograd does not record run their
+kernel with ``out`` = ``self``'s memory: no temporary (each element is read,
+then written, by the same loop iteration, so exact aliasing is safe). The
+other cases run the out-of-place twin and copy the result into ``self``, so
+broadcasting, dtype checks and strided ``self`` all behave. Under autograd,
+``self`` takes over the result's node; tensors an earlier node saved see the
+version bump and backward refuses them, as PyTorch does.
+
+As in PyTorch, an operand that partly overlaps ``self`` (``x[1:].add_(x[:-1])``)
+is refused: the result would depend on the order elements are written in, so
+on the thread count. The very same memory (``x.mul_(x)``) is fine.
 """
 import numpy as np
 
 from .. import dtypes as D
 from ..autograd.graph import is_grad_enabled
+from ..kernels import codes as C
 from ..tensor import Tensor
 from . import arith, select, unary
-from .alloc import data, empty as _empty, is_scalar
-from .pointwise import as_array, copy_into
+from .alloc import check_writable, data, empty as _empty, is_scalar
+from .layout import broadcast_shapes
+from .pointwise import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -33,10 +41,160 @@ def _write(op, self, result):
     return self
 
 
-def _inplace(op, fn):
+def _signature(a):
+    """Where ``a``'s elements sit: data address plus (size, stride) of its non-1 dims."""
+    return a.__array_interface__["data"][0], [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
+
+
+def check_overlap(op, a, operands):
+    """Refuse operands whose memory partly overlaps the written array ``a`` (PyTorch's rule)."""
+    for x in operands:
+        if not isinstance(x, Tensor):
+            continue
+        b = data(x, op)
+        if b is a or not np.may_share_memory(a, b) or _signature(a) == _signature(b):
+            continue
+        try:
+            shared = np.shares_memory(a, b, max_work=10_000)
+        except RuntimeError:      # NOTE: numpy's TooHardError: assume they overlap
+            shared = True
+        if shared:
+            raise RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and "
+                               f"the written-to tensor refer to a single memory location. Please "
+                               f"clone() the tensor before performing the operation.")
+
+
+def _unit_rows(a):
+    """True if ``a``'s innermost non-1 dim is contiguous: what the kernels' ``out`` needs."""
+    inner = [s for n, s in zip(a.shape, a.strides) if n != 1]
+    return not inner or inner[-1] == a.itemsize
+
+
+_INT_UNARY = {C.NEG, C.ABS, C.RELU}          # integer forms of the twin's kernel
+_INT_IDENTITY = {C.FLOOR, C.ROUND}             # the identity on integers
+_INT_BINARY = {C.ADD, C.SUB, C.MUL}            # integer codes that wrap like the twin
+
+
+def _direct_unary(code):
+    """Unary ``code`` written over ``self``; False when the twin must run instead."""
+    def run(self, a, *args, **kwargs):
+        dt = self.dtype
+        if args or kwargs or dt is D.bool_:
+            return False
+        if not dt.is_floating_point:
+            if code in _INT_IDENTITY:
+                return True
+            if code not in _INT_UNARY:
+                return False
+        v = a if a.ndim else a.reshape(1)
+        launch_unary(code, v, v)
+        return True
+    return run
+
+
+def _direct_binary(op, code):
+    """``self = code(self, other * alpha)`` for an operand that keeps ``self``'s dtype."""
+    allowed = {C.ADD: {"alpha"}, C.SUB: {"alpha"}}.get(code, set())
+
+    def run(self, a, other, **kwargs):
+        dt = self.dtype
+        alpha = kwargs.get("alpha", 1)
+        if set(kwargs) - allowed or dt is D.bool_ or not _scalar_ok(alpha) or \
+                not (is_scalar(other) or isinstance(other, Tensor)) or \
+                (isinstance(other, Tensor) and other.dtype is not dt) or \
+                operand_dtype(op, self, other) is not dt:
+            return False
+        if not dt.is_floating_point and (code not in _INT_BINARY or alpha != 1 or
+                                         isinstance(alpha, (float, np.floating))):
+            return False
+        if isinstance(other, Tensor):
+            b = data(other, op)
+            if broadcast_shapes(op, a.shape, b.shape) != tuple(a.shape):
+                return False
+            if alpha != 1:
+                return _axpy(a, b, alpha if code == C.ADD else -alpha, code)
+            if b.ndim == 0:
+                b = dt.np.type(b[()])
+        else:
+            b, _ = as_array(other * alpha if alpha != 1 else other, dt, op)
+        v = a if a.ndim else a.reshape(1)
+        launch_binary(code, v, b, v)
+        return True
+    return run
+
+
+def _scalar_ok(x):
+    return is_scalar(x) and not isinstance(x, (bool, np.bool_))
+
+
+def _axpy(a, b, alpha, code):
+    """a += alpha * b for add_/sub_ with ``alpha``: one pass, rounded as mul then add."""
+    if code not in (C.ADD, C.SUB) or a.shape != b.shape or not (
+            a.flags.c_contiguous and b.flags.c_contiguous):
+        return False
+    from .alloc import kernels
+    t = a.dtype.type
+    kernels().axpby(t(1), a.reshape(-1), t(alpha), b.reshape(-1), a.reshape(-1))
+    return True
+
+
+def _direct_clamp(which):
+    """clamp_ / clamp_min_ / clamp_max_ with number bounds over a float ``self``.
+
+    Arguments the twin would refuse send it there, so its errors stay the same.
+    """
+    def run(self, a, *args, **kwargs):
+        names = ("min", "max") if which == "both" else (which,)
+        if len(args) > len(names) or set(names[:len(args)]) & set(kwargs):
+            return False          # NOTE: the twin raises the TypeError
+        bounds = dict(zip(names, args), **kwargs)
+        lo, hi = bounds.get("min"), bounds.get("max")
+        if set(bounds) - set(names) or (lo is None and hi is None) or \
+                not self.dtype.is_floating_point or \
+                not all(v is None or _scalar_ok(v) for v in (lo, hi)):
+            return False
+        v = a if a.ndim else a.reshape(1)
+        t = self.dtype.np.type
+        if lo is not None:
+            launch_binary(C.MAXIMUM, v, t(lo), v)
+        if hi is not None:
+            launch_binary(C.MINIMUM, v, t(hi), v)
+        return True
+    return run
+
+
+def _direct_fused(op, first):
+    """addcmul_ / addcdiv_ / lerp_: ``self += scale * first(self, t1, t2)`` with one temporary
+    (the twin's product), scaled and added in place, rounded as the twin rounds."""
+    def run(self, a, t1, t2=None, *, value=1, weight=None):
+        if op == "lerp_":
+            t2, value = None, t2 if weight is None else weight
+        dt = self.dtype
+        tensors = [t for t in (t1, t2) if t is not None]
+        if not dt.is_floating_point or not _scalar_ok(value) or \
+                not all(isinstance(t, Tensor) and t.dtype is dt for t in tensors) or \
+                broadcast_shapes(op, a.shape, *(t.shape for t in tensors)) != tuple(a.shape):
+            return False
+        tmp = first(self, t1, t2)
+        data(tmp, op)
+        tv = tmp._a if tmp._a.ndim else tmp._a.reshape(1)
+        launch_binary(C.MUL, tv, dt.np.type(value), tv)
+        v = a if a.ndim else a.reshape(1)
+        launch_binary(C.ADD, v, tmp._a if tmp._a.ndim else dt.np.type(tmp._a[()]), v)
+        return True
+    return run
+
+
+def _inplace(op, fn, direct=None):
     def f(self, *args, **kwargs):
         check_inplace(op, self)
-        data(self, op)
+        a = data(self, op)
+        check_writable(op, self)
+        check_overlap(op, a, list(args) + list(kwargs.values()))
+        if direct is not None and _unit_rows(a) and not needs_grad(self, *args, *kwargs.values()) \
+                and direct(self, a, *args, **kwargs):
+            self._s.version += 1
+            return self
         result = fn(self, *args, **kwargs)
         node = result._node
         if node is not None and any(st is self._s for st, _ in node.saved):
@@ -50,29 +208,31 @@ def _inplace(op, fn):
     return f
 
 
-add_ = _inplace("add_", arith.add)
-sub_ = _inplace("sub_", arith.sub)
-mul_ = _inplace("mul_", arith.mul)
-div_ = _inplace("div_", arith.div)
-pow_ = _inplace("pow_", arith.pow)
-remainder_ = _inplace("remainder_", arith.remainder)
-clamp_ = _inplace("clamp_", select.clamp)
+add_ = _inplace("add_", arith.add, _direct_binary("add_", C.ADD))
+sub_ = _inplace("sub_", arith.sub, _direct_binary("sub_", C.SUB))
+mul_ = _inplace("mul_", arith.mul, _direct_binary("mul_", C.MUL))
+div_ = _inplace("div_", arith.div, _direct_binary("div_", C.DIV))
+pow_ = _inplace("pow_", arith.pow, _direct_binary("pow_", C.POW))
+remainder_ = _inplace("remainder_", arith.remainder, _direct_binary("remainder_", C.REMAINDER))
+clamp_ = _inplace("clamp_", select.clamp, _direct_clamp("both"))
 clip_ = clamp_
-clamp_min_ = _inplace("clamp_min_", select.clamp_min)
-clamp_max_ = _inplace("clamp_max_", select.clamp_max)
-addcmul_ = _inplace("addcmul_", select.addcmul)
-addcdiv_ = _inplace("addcdiv_", select.addcdiv)
-lerp_ = _inplace("lerp_", select.lerp)
-neg_ = _inplace("neg_", unary.neg)
-abs_ = _inplace("abs_", unary.abs)
-exp_ = _inplace("exp_", unary.exp)
-log_ = _inplace("log_", unary.log)
-sqrt_ = _inplace("sqrt_", unary.sqrt)
-sigmoid_ = _inplace("sigmoid_", unary.sigmoid)
-tanh_ = _inplace("tanh_", unary.tanh)
-relu_ = _inplace("relu_", unary.relu)
-floor_ = _inplace("floor_", unary.floor)
-round_ = _inplace("round_", unary.round)
+clamp_min_ = _inplace("clamp_min_", select.clamp_min, _direct_clamp("min"))
+clamp_max_ = _inplace("clamp_max_", select.clamp_max, _direct_clamp("max"))
+addcmul_ = _inplace("addcmul_", select.addcmul,
+                    _direct_fused("addcmul_", lambda s, t1, t2: arith.mul(t1, t2)))
+addcdiv_ = _inplace("addcdiv_", select.addcdiv,
+                    _direct_fused("addcdiv_", lambda s, t1, t2: arith.div(t1, t2)))
+lerp_ = _inplace("lerp_", select.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
+neg_ = _inplace("neg_", unary.neg, _direct_unary(C.NEG))
+abs_ = _inplace("abs_", unary.abs, _direct_unary(C.ABS))
+exp_ = _inplace("exp_", unary.exp, _direct_unary(C.EXP))
+log_ = _inplace("log_", unary.log, _direct_unary(C.LOG))
+sqrt_ = _inplace("sqrt_", unary.sqrt, _direct_unary(C.SQRT))
+sigmoid_ = _inplace("sigmoid_", unary.sigmoid, _direct_unary(C.SIGMOID))
+tanh_ = _inplace("tanh_", unary.tanh, _direct_unary(C.TANH))
+relu_ = _inplace("relu_", unary.relu, _direct_unary(C.RELU))
+floor_ = _inplace("floor_", unary.floor, _direct_unary(C.FLOOR))
+round_ = _inplace("round_", unary.round, _direct_unary(C.ROUND))
 
 
 def copy_(self, src, non_blocking=False):
@@ -81,6 +241,7 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
     a = data(self, "copy_")
+    check_writable("copy_", self)
     s = data(src, "copy_")
     from .layout import broadcast_shapes
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
@@ -106,19 +267,27 @@ def copy_(self, src, non_blocking=False):
 
 def fill_(self, value):
     """Set every element to ``value`` (a number or 0-dim tensor); returns self."""
-    check_inplace("fill_", self)
-    a = data(self, "fill_")
+    return _fill("fill_", self, value)
+
+
+def _fill(op, self, value):
+    check_inplace(op, self)
+    a = data(self, op)
+    check_writable(op, self)
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ValueError(f"fill_: value must be a number or 0-dim tensor, got shape "
+            raise ValueError(f"{op}: value must be a number or 0-dim tensor, got shape "
                              f"{tuple(value.shape)}")
-        value = value.item()
-    if not is_scalar(value):
-        raise TypeError(f"fill_: value must be a number, got {type(value).__name__}")
+        # NOTE: a tensor value is cast (nan -> int64 min, as PyTorch), never refused
+        value = value.to(self.dtype).item()
+    elif not is_scalar(value):
+        raise TypeError(f"{op}: value must be a number, got {type(value).__name__}")
+    else:
+        check_fits(op, value, self.dtype)
     if a.size:
         from .alloc import kernels
         from .layout import nd_views
-        v, _ = as_array(value, self.dtype, "fill_")
+        v, _ = as_array(value, self.dtype, op)
         o = a if a.ndim else a.reshape(1)
         for (dv,) in nd_views(o.shape, [o]):
             kernels().fill_nd(dv, v)
@@ -131,4 +300,4 @@ def fill_(self, value):
 
 def zero_(self):
     """Set every element to zero; returns self."""
-    return fill_(self, 0)
+    return _fill("zero_", self, 0)

@@ -49,6 +49,31 @@ def copy_into(src, dst):
         kernels().copy_nd(s, d)
 
 
+def check_fits(op, values, dt):
+    """Refuse Python numbers an integer dtype cannot hold, as PyTorch does when writing them
+    (``tensor``, ``full``, ``fill_``, ``x[i] = v``): nan, inf, floats outside its range, and
+    ints above its maximum or below its minimum (uint8 wraps ints down to -255).
+    Tensor casts (``.long()``) do not come here: they never raise."""
+    if dt.is_floating_point or dt is D.bool_:
+        return
+    arr = np.asarray(values)
+    if arr.size == 0 or arr.dtype.kind not in "iufO":
+        return
+    info = np.iinfo(dt.np)
+    if arr.dtype.kind == "f":
+        bad = arr[~np.isfinite(arr)]
+        if not bad.size:
+            # NOTE: compare as Python numbers, exact: float(2**63 - 1) rounds up to 2**63
+            lo, hi = float(arr.min()), float(arr.max())
+            bad = [v for v in (lo, hi) if v < info.min or v > info.max]
+    else:
+        low = info.min if dt.is_signed else -info.max      # NOTE: uint8 wraps -255..-1, as PyTorch
+        lo, hi = int(arr.min()), int(arr.max())
+        bad = [v for v in (lo, hi) if v < low or v > info.max]
+    if len(bad):
+        raise RuntimeError(f"{op}: value {bad[0]} cannot be converted to type {dt.name} without overflow")
+
+
 def as_array(x, dtype, op):
     """(array or numpy scalar, keep-alive) of operand ``x`` in ``dtype``."""
     if isinstance(x, Tensor):

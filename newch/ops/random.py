@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..generator import rng_of
-from .alloc import data, empty, norm_shape
+from .alloc import check_writable, data, empty, norm_shape
 from .creation import _check_device
 from .pointwise import copy_into
 from .record import check_inplace
@@ -20,6 +20,7 @@ def _fill_random(op, out, draw, generator=None):
     """Write ``draw(rng, out_array)`` into out (through a contiguous buffer when needed)."""
     rng = rng_of(generator)
     a = data(out, op)
+    check_writable(op, out)
     if a.size == 0:
         return out
     if a.flags.c_contiguous and a.dtype.kind == "f":
@@ -124,6 +125,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
     """Fill ``self`` in place with 1 with probability ``p``, else 0."""
     check_inplace("bernoulli_", self)
     rng = rng_of(generator)
+    data(self, "bernoulli_")
+    check_writable("bernoulli_", self)
     tmp = empty(tuple(self.shape), D.float64)
     rng.random(out=tmp._a)
     copy_into(tmp._a < p, data(self, "bernoulli_"))

@@ -77,8 +77,11 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
     if center is None:
         cen = np.zeros((1, 1))
     else:
-        cen = np.asarray(center._a if isinstance(center, Tensor) else center, np.float64)
-        cen = np.ascontiguousarray(np.broadcast_to(cen.reshape(-1) if cen.ndim else cen, (o * i,))).reshape(o, i)
+        # NOTE: one float64 centre per output element, in the arena (not a numpy scratch array)
+        c = data(center, op) if isinstance(center, Tensor) else np.float64(center)
+        cen_t = empty((o, i), D.float64)
+        cen = cen_t._a
+        copy_into(c.reshape(o, i) if getattr(c, "size", 1) == o * i else c, cen)
     K.reduce_3d(code, v, cen, out._a.reshape(o, i))
     del keep
     return out
@@ -214,17 +217,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _prod_without_each(x, dims):
-    """For each element, the product of the other elements along ``dims`` (slow, exact)."""
-    a = x.detach().numpy().astype(np.float64)
-    res = np.empty_like(a)
-    for idx in np.ndindex(a.shape):
-        sl = tuple(slice(None) if d in dims else idx[d] for d in range(a.ndim))
-        block = np.array(a[sl])      # NOTE: an array even for a 0-d input (a[()] is a scalar)
-        pos = tuple(idx[d] for d in dims)
-        block[pos] = 1.0
-        res[idx] = block.prod()
-    from .creation import tensor
-    return tensor(res, dtype=x.dtype)
+    """The product of the other elements along ``dims``, where ``x`` is zero (what prod's
+    backward needs there): the product of the nonzero rest if ``x`` is its slice's only
+    zero, else 0. Arena ops only, no per-element loop."""
+    from .select import where
+    zero = x == 0
+    zeros = reduce("prod", C.SUM, zero, dims, True, D.int64)
+    rest = reduce("prod", C.PROD, where(zero, 1.0, x), dims, True, x.dtype)
+    return where(zeros == 1, rest, 0.0)
 
 
 def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):

@@ -1,10 +1,10 @@
 """Selecting and blending ops: where, clamp, masked_fill, lerp, addcmul, addcdiv."""
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import data, empty, is_scalar, kernels
+from .alloc import check_writable, data, empty, is_scalar, kernels
 from .arith import add, div, mul, sub
 from .layout import broadcast_shapes, nd_views
-from .pointwise import as_array, operand_dtype
+from .pointwise import as_array, check_fits, operand_dtype
 from .record import needs_grad, record, sum_to
 
 
@@ -131,7 +131,9 @@ def masked_fill_(input, mask, value):
                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
     if isinstance(value, Tensor):
         value = value.item()
+    check_fits("masked_fill_", value, input.dtype)     # NOTE: even a 0-d tensor's, as PyTorch
     a = data(input, "masked_fill_")
+    check_writable("masked_fill_", input)
     m = data(mask, "masked_fill_")
     if broadcast_shapes("masked_fill_", a.shape, m.shape) != tuple(a.shape):
         raise ValueError(f"masked_fill_: a mask of shape {tuple(m.shape)} does not broadcast to the "

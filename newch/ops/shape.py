@@ -4,7 +4,7 @@ import numpy as np
 from .. import dtypes as D
 from ..device import check_device, device
 from ..tensor import Tensor
-from .alloc import data, empty, norm_dim, norm_shape, view_of
+from .alloc import data, empty, making_persistent, norm_dim, norm_shape, view_of
 from .layout import reshape_view
 from .pointwise import cast, copy_into
 from .record import needs_grad, record, sum_to
@@ -195,7 +195,7 @@ def expand_as(input, other):
 def contiguous(input):
     """``input`` itself if C-contiguous, else a contiguous copy."""
     if data(input, "contiguous").flags.c_contiguous:
-        return input
+        return own(input)
     return clone(input)
 
 
@@ -207,6 +207,18 @@ def clone(input):
     if needs_grad(input):
         record(out, "CloneBackward0", (input,), lambda g: (g,))
     return out
+
+
+def own(input):
+    """``input`` itself, or inside ``persistent()`` a persistent copy of a temporary ``input``.
+
+    For ops that may hand back their input unchanged (contiguous, ``to`` the same
+    dtype, ``as_tensor``, ``.data``...): inside ``persistent()`` every result is
+    persistent, and a temporary would die at ``step_end()``.
+    """
+    if input._s.views is None and making_persistent():
+        return clone(input)
+    return input
 
 
 def detach(input):
@@ -237,10 +249,10 @@ def to(input, *args, dtype=None, copy=False, **kwargs):
     if kwargs:
         raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
     if dtype is None:
-        return clone(input) if copy else input
+        return clone(input) if copy else own(input)
     dt = D.from_any(dtype)
     if dt is input.dtype:
-        return clone(input) if copy else input
+        return clone(input) if copy else own(input)
     out = cast(input, dt, "to")
     if needs_grad(input) and dt.is_floating_point:
         src = input.dtype

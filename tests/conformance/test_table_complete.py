@@ -16,6 +16,9 @@ TENSOR_NOT_OPS = {
     "__format__": "printing", "__array__": "numpy protocol (copies, see Tensor.numpy)",
     "__iter__": "iteration (covered by unbind)", "__hash__": "identity hash",
     "cuda": "always DeviceUnavailable: newch has no CUDA (tests/run/test_runner.py)",
+    "__reduce__": "pickle protocol (tests/memory/test_pickle.py)",
+    "__deepcopy__": "copy protocol (tests/memory/test_pickle.py)",
+    "__copy__": "copy protocol (tests/memory/test_pickle.py)",
 }
 
 
