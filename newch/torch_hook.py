@@ -112,20 +112,25 @@ class TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _FINDER = TorchFinder()
 
 
+_SAVED = {}     # a real torch imported before install(), put back by uninstall()
+
+
 def install():
     """Make ``import torch`` / ``import torchvision`` load newch in this process."""
     for name in [m for m in sys.modules if m.partition(".")[0] in ROOTS]:
-        del sys.modules[name]       # NOTE: a real torch imported earlier must not be used
+        _SAVED[name] = sys.modules.pop(name)   # NOTE: a real torch imported earlier must not be used
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
 
 
 def uninstall():
-    """Undo ``install()``."""
+    """Undo ``install()`` (a real torch imported before it is restored)."""
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name in [m for m in sys.modules if m.partition(".")[0] in ROOTS]:
         del sys.modules[name]
+    sys.modules.update(_SAVED)
+    _SAVED.clear()
     _PROXIES.clear()
 
 

@@ -4,7 +4,7 @@ import numpy as np
 from .. import dtypes as D
 from ..device import check_device, device
 from ..tensor import Tensor
-from .alloc import data, empty, making_persistent, norm_dim, norm_shape, view_of
+from .alloc import data, empty, making_persistent, norm_dim, view_of
 from .layout import reshape_view
 from .pointwise import cast, copy_into
 from .record import needs_grad, record, sum_to
