@@ -13,6 +13,7 @@ from .sgd import SGD
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .rms import Adadelta, Adagrad, RMSprop
+from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
-           "Adagrad", "Adadelta", "required"]
+           "Adagrad", "Adadelta", "required", "lr_scheduler"]

@@ -237,6 +237,7 @@ class Optimizer:
         ctx = default_context()
         ctx.apply_threads()
         kernels = ctx.kernels
+        self._opt_called = True     # lets a scheduler warn when it is stepped first
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None:
