@@ -16,6 +16,7 @@ from . import autograd
 from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import optim
 from . import net
+from . import linalg
 import sys as _sys
 
 # PyTorch's spelling: ``import newch.nn as nn``, ``import newch.nn.functional as F``.
@@ -67,5 +68,5 @@ __all__ = [
     "float", "double", "long", "int", "get_default_dtype", "set_default_dtype", "promote_types",
     "step_end", "persistent", "release", "mem_stats", "is_tensor", "numel",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    "optim", "net", "nn",
+    "optim", "net", "nn", "linalg",
 ] + _OPS
