@@ -24,6 +24,7 @@ nn = net
 _sys.modules[__name__ + ".nn"] = net
 _sys.modules[__name__ + ".nn.functional"] = net.functional
 _sys.modules[__name__ + ".nn.init"] = net.init
+_sys.modules[__name__ + ".nn.utils"] = net.utils
 
 float = float32
 double = float64
