@@ -85,6 +85,11 @@ def test_parameters_to_vector_and_back():
         U.vector_to_parameters([1.0] * 5, [a, b])
 
 
+def test_inf_norm_of_an_empty_gradient_is_an_error_as_in_torch():
+    with pytest.raises(RuntimeError, match="empty"):
+        U.clip_grad_norm_(params_with_grads([np.zeros((2, 0))]), 1.0, norm_type=float("inf"))
+
+
 def test_clipping_is_not_recorded_by_autograd():
     ps = params_with_grads([[3.0, 4.0]])
     total = U.clip_grad_norm_(ps, 1.0)
@@ -96,7 +101,8 @@ def test_clipping_is_not_recorded_by_autograd():
 def test_clip_grad_norm_matches_torch(norm_type, dtype):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
-    grads = [rng.standard_normal(s).astype(dtype) for s in [(3, 4), (5,), (), (2, 0)]]
+    shapes = [(3, 4), (5,), ()] + ([(2, 0)] if norm_type != float("inf") else [])
+    grads = [rng.standard_normal(s).astype(dtype) for s in shapes]
     ours = params_with_grads(grads, dtype)
     theirs = [torch.zeros(g.shape, dtype=torch.from_numpy(g).dtype, requires_grad=True)
               for g in grads]

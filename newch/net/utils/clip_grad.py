@@ -56,9 +56,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return _tensor(0.0)
     with no_grad():
-        # NOTE: an empty tensor has norm 0 here whatever p is (PyTorch's foreach norm does so)
-        norms = [vector_norm(t.detach(), p) if t.numel() else _tensor(0.0, dtype=t.dtype)
-                 for t in tensors]
+        norms = [vector_norm(t.detach(), p) for t in tensors]
         dt = norms[0].dtype
         total = vector_norm(stack([n.to(dt) for n in norms]), p)
     if error_if_nonfinite:
