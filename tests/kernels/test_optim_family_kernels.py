@@ -4,6 +4,8 @@ import itertools
 import numpy as np
 import pytest
 
+from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
+
 from newch.kernels import optim as K0
 from newch.kernels import optim_adam as KA, optim_rms as KR
 from newch.kernels.ref import optim_adam as RA, optim_rms as RR
@@ -100,3 +102,29 @@ def test_length_mismatch_is_an_error_not_a_write_past_the_end():
                      False, False)
     with pytest.raises(ValueError, match="rmsprop_step"):
         KR.rmsprop_step(p, g, np.zeros(4), p[:0], p[:0], 0.1, 0.9, 1e-8, 0.0, 0.0, True, False)
+
+
+def det_outputs():
+    """Three steps of every kernel (last option set) on a parameter big enough for the
+    parallel path, as bytes."""
+    res = []
+    for name in sorted(CASES):
+        k, _ = kernel_pair(name)
+        nstate, build, options = CASES[name]
+        p, g, *s = arrays(5 * K0.CHUNK + 77, np.float32, nstate, seed=5)
+        for _ in range(3):
+            k(p, g, *build(s, options[-1]))
+        res.append(b"".join(a.tobytes() for a in [p, *s]))
+    return res
+
+
+def test_one_and_two_threads_agree_bit_for_bit():
+    one, two = outputs_on_1_and_2_threads(det_outputs)
+    assert one == two
+
+
+@pytest.mark.slow
+def test_one_three_and_four_threads_agree_in_a_subprocess():
+    res = run_1_3_4_threads("test_optim_family_kernels")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().endswith("SAME"), res.stdout
