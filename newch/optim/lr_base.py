@@ -11,7 +11,9 @@ The attribute names are PyTorch's (``base_lrs``, ``last_epoch``,
 ``_step_count``, ``_last_lr``, ...), so a state_dict carries over between
 the two libraries.
 """
+import functools
 import warnings
+import weakref
 
 from .optimizer import Optimizer
 
@@ -35,6 +37,26 @@ def check_optimizer(optimizer):
     """TypeError unless ``optimizer`` is a newch Optimizer."""
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def track_steps(optimizer):
+    """Make ``optimizer.step()`` record that it ran, also when a subclass overrides ``step``.
+
+    The base ``Optimizer.step`` records it itself; an override is wrapped on the
+    instance (through a weak reference: no cycle keeps the optimizer alive).
+    """
+    func = type(optimizer).step
+    if func is Optimizer.step or getattr(optimizer.step, "_newch_tracked", False):
+        return
+    ref = weakref.ref(optimizer)
+
+    @functools.wraps(func)
+    def tracked(*args, **kwargs):
+        opt = ref()
+        opt._opt_called = True
+        return func(opt, *args, **kwargs)
+    tracked._newch_tracked = True
+    optimizer.step = tracked
 
 
 class LRScheduler:
@@ -72,6 +94,7 @@ class LRScheduler:
                                    f"optimizer's state_dict first, or start with last_epoch=-1")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        track_steps(optimizer)
         self._initial_step()
 
     def _initial_step(self):

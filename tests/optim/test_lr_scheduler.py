@@ -108,3 +108,25 @@ def test_resuming_needs_initial_lr_and_state_dict_round_trips():
 def test_scheduler_needs_an_optimizer():
     with pytest.raises(TypeError, match="list is not an Optimizer"):
         L.StepLR([], step_size=1)
+
+
+def test_no_false_warning_for_an_optimizer_that_overrides_step():
+    class Plain(newch.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, dict(lr=0.1))
+
+        def step(self, closure=None):
+            return "stepped"
+
+    with newch.persistent():
+        p = newch.zeros(1, requires_grad=True)
+    o = Plain([p])
+    s = L.StepLR(o, step_size=1)
+    assert o.step() == "stepped"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.step()
+    o2 = Plain([p])
+    s2 = L.StepLR(o2, step_size=1)
+    with pytest.warns(UserWarning, match="before `optimizer.step"):
+        s2.step()
