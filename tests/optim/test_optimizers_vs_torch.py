@@ -175,3 +175,24 @@ def test_adagrad_state_exists_before_the_first_step_as_in_torch():
     sd, tsd = opt.state_dict(), topt.state_dict()
     assert list(sd["state"]) == list(tsd["state"]) == [0, 1]
     np.testing.assert_array_equal(sd["state"][0]["sum"].numpy(), tsd["state"][0]["sum"].numpy())
+
+
+def _signature(cls):
+    import inspect
+    return [(p.name, p.kind, p.default) for p in inspect.signature(cls.__init__).parameters.values()]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_constructor_signature_is_torchs(name):
+    assert _signature(getattr(O, name)) == _signature(getattr(torch.optim, name))
+
+
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+                                  "CosineAnnealingWarmRestarts", "LambdaLR", "MultiplicativeLR",
+                                  "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR",
+                                  "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler"])
+def test_scheduler_signature_is_torchs(name):
+    from newch.optim import lr_scheduler as NL
+    ours, theirs = _signature(getattr(NL, name)), _signature(getattr(torch.optim.lr_scheduler, name))
+    assert [(n, k) for n, k, _ in ours] == [(n, k) for n, k, _ in theirs]
+    assert [d for _, _, d in ours] == [d for _, _, d in theirs]
