@@ -117,3 +117,16 @@ def test_float32_norm_stays_float32_and_dtype_widens():
 def test_bad_input_is_a_clear_error(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5])
+def test_second_derivative_matches_torch(p):
+    torch = pytest.importorskip("torch")
+    a = X[:, :, 1]
+    x = newch.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    g, = newch.autograd.grad(newch.linalg.vector_norm(x, p, dim=1).sum(), x, create_graph=True)
+    gt, = torch.autograd.grad(torch.linalg.vector_norm(t, p, dim=1).sum(), t, create_graph=True)
+    (g * g).sum().backward()
+    (gt * gt).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-14)
