@@ -90,6 +90,16 @@ def test_inf_norm_of_an_empty_gradient_is_an_error_as_in_torch():
         U.clip_grad_norm_(params_with_grads([np.zeros((2, 0))]), 1.0, norm_type=float("inf"))
 
 
+def test_a_freed_gradient_is_a_clear_error_naming_the_function():
+    p = newch.zeros(2, requires_grad=True)          # a temporary parameter: its grad dies too
+    (p * 2).sum().backward()
+    newch.step_end()
+    with pytest.raises(newch.NcError, match="clip_grad_norm_"):
+        U.clip_grad_norm_([p], 1.0)
+    with pytest.raises(newch.NcError, match="clip_grad_value_"):
+        U.clip_grad_value_([p], 1.0)
+
+
 def test_clipping_is_not_recorded_by_autograd():
     ps = params_with_grads([[3.0, 4.0]])
     total = U.clip_grad_norm_(ps, 1.0)

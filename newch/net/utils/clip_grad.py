@@ -11,6 +11,7 @@ from ...autograd.graph import no_grad
 from ...ops.arith import add, div
 from ...ops.join import stack
 from ...ops.norm import vector_norm
+from ...ops.alloc import stale
 from ...ops.creation import tensor as _tensor
 from ...tensor import Tensor
 
@@ -23,8 +24,11 @@ def _grads(op, parameters):
         if not isinstance(p, Tensor):
             raise TypeError(f"{op}: parameters must be Tensors, but item {i} is a "
                             f"{type(p).__name__}")
-        if p.grad is not None:
-            out.append(p.grad)
+        g = p.grad
+        if g is not None:
+            if not g.is_alive:
+                raise stale(g, f"{op} (the gradient of parameter {i})")
+            out.append(g)
     return out
 
 
