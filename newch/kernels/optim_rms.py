@@ -16,7 +16,7 @@ __all__ = ["rmsprop_step", "adagrad_step", "adadelta_step"]
 
 
 @helper
-def _rmsprop_rows(p, g, v, ga, buf, wd, alpha, oma, eps, nlr, mom, centered, maximize):
+def _rmsprop_rows(p, g, v, ga, buf, wd, alpha, oma, eps, nlr, mom, use_mom, centered, maximize):
     one = p.dtype.type(1)
     for i in range(p.shape[0]):
         pv, d = decayed(p, g, i, wd, one, maximize)
@@ -28,7 +28,7 @@ def _rmsprop_rows(p, g, v, ga, buf, wd, alpha, oma, eps, nlr, mom, centered, max
             avg = np.sqrt(vi + -one * gi * gi) + eps
         else:
             avg = np.sqrt(vi) + eps
-        if mom > 0:
+        if use_mom:
             b = buf[i] * mom + d / avg
             buf[i] = b
             p[i] = pv + nlr * b
@@ -59,9 +59,11 @@ def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, 
     t = param.dtype.type
     wd, a, ep, nlr, mom = t(weight_decay), t(alpha), t(eps), t(-lr), t(momentum)
     oma = t(1.0 - alpha)
+    # NOTE: decided in float64 as PyTorch does (a tiny momentum may round to 0 in float32)
+    use_mom = momentum > 0
     if n <= SERIAL_MAX:
         _rmsprop_rows(param, grad, square_avg, grad_avg, momentum_buffer, wd, a, oma, ep, nlr, mom,
-                      centered, maximize)
+                      use_mom, centered, maximize)
         return
     for c in prange((n + CHUNK - 1) // CHUNK):
         lo = c * CHUNK
@@ -69,7 +71,7 @@ def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, 
         ga = grad_avg[lo:hi] if centered else grad_avg
         buf = momentum_buffer[lo:hi] if momentum > 0 else momentum_buffer
         _rmsprop_rows(param[lo:hi], grad[lo:hi], square_avg[lo:hi], ga, buf, wd, a, oma, ep, nlr,
-                      mom, centered, maximize)
+                      mom, use_mom, centered, maximize)
 
 
 @helper

@@ -1,4 +1,5 @@
-"""Adam-family and RMS-family optimizer kernels: JIT against the numpy twin, bit for bit, by hand."""
+"""Adam-family and RMS-family optimizer kernels: JIT against the numpy twin bit for bit, by hand,
+and on 1, 2, 3, 4 threads."""
 import itertools
 
 import numpy as np

@@ -179,7 +179,8 @@ def test_adagrad_state_exists_before_the_first_step_as_in_torch():
 
 def _signature(cls):
     import inspect
-    return [(p.name, p.kind, p.default) for p in inspect.signature(cls.__init__).parameters.values()]
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [(p.name, p.kind, p.default) for p in params]
 
 
 @pytest.mark.parametrize("name", [c[0] for c in CASES])
@@ -193,6 +194,7 @@ def test_constructor_signature_is_torchs(name):
                                   "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler"])
 def test_scheduler_signature_is_torchs(name):
     from newch.optim import lr_scheduler as NL
-    ours, theirs = _signature(getattr(NL, name)), _signature(getattr(torch.optim.lr_scheduler, name))
+    ours = _signature(getattr(NL, name))
+    theirs = _signature(getattr(torch.optim.lr_scheduler, name))
     assert [(n, k) for n, k, _ in ours] == [(n, k) for n, k, _ in theirs]
     assert [d for _, _, d in ours] == [d for _, _, d in theirs]

@@ -25,7 +25,7 @@ def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, 
         avg = np.sqrt(square_avg + t(-1) * grad_avg * grad_avg) + t(eps)
     else:
         avg = np.sqrt(square_avg) + t(eps)
-    if t(momentum) > 0:
+    if momentum > 0:
         momentum_buffer[...] = momentum_buffer * t(momentum) + d / avg
         param[...] = pv + t(-lr) * momentum_buffer
     else:
