@@ -198,3 +198,20 @@ def test_scheduler_signature_is_torchs(name):
     theirs = _signature(getattr(torch.optim.lr_scheduler, name))
     assert [(n, k) for n, k, _ in ours] == [(n, k) for n, k, _ in theirs]
     assert [d for _, _, d in ours] == [d for _, _, d in theirs]
+
+
+@pytest.mark.parametrize("name,first,second", [
+    ("Adam", dict(amsgrad=True), dict(lr=0.03, betas=(0.5, 0.9), weight_decay=0.2)),
+    ("NAdam", dict(), dict(decoupled_weight_decay=True, weight_decay=0.1, momentum_decay=0.01)),
+    ("RMSprop", dict(centered=True), dict(momentum=0.5, maximize=True)),
+    ("Adagrad", dict(lr_decay=0.1), dict(initial_accumulator_value=1.0, lr=0.2)),
+])
+def test_groups_with_their_own_options_match_torch(name, first, second):
+    with newch.persistent():
+        ours = [newch.tensor(s, requires_grad=True) for s in START]
+    theirs = [torch.tensor(s, requires_grad=True) for s in START]
+    opt = getattr(O, name)([{"params": [ours[0]], **first}, {"params": [ours[1]], **second}],
+                           lr=0.01)
+    topt = getattr(torch.optim, name)([{"params": [theirs[0]], **first},
+                                       {"params": [theirs[1]], **second}], lr=0.01)
+    run(ours, opt, theirs, topt, 50, 1e-10, name)
