@@ -56,6 +56,12 @@ class RMSprop(Optimizer):
                              centered, bool(group["maximize"]))
 
 
+def _adagrad_state(p, initial_accumulator_value):
+    total = state_tensor(p)
+    total._a.fill(float(initial_accumulator_value))
+    return {"step": step_tensor(), "sum": total}
+
+
 class Adagrad(Optimizer):
     """Adagrad (``torch.optim.Adagrad``): steps scaled by the root of the summed squared gradients.
 
@@ -80,9 +86,11 @@ class Adagrad(Optimizer):
                         maximize=maximize, differentiable=differentiable, fused=fused)
         self.check_group(defaults)
         super().__init__(params, defaults)
+        # NOTE: as PyTorch, the constructor's initial_accumulator_value fills every sum made
+        # here, even for a group that gives its own (that one serves groups added later)
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p] = self.init_single(p, group)
+                self.state[p] = _adagrad_state(p, initial_accumulator_value)
 
     def check_group(self, group):
         """Validate lr, lr_decay, weight_decay, initial_accumulator_value and eps."""
@@ -91,10 +99,9 @@ class Adagrad(Optimizer):
         check_flags("Adagrad", group)
 
     def init_single(self, p, group):
-        """Step 0 and ``sum`` filled with the group's ``initial_accumulator_value``."""
-        total = state_tensor(p)
-        total._a.fill(float(group["initial_accumulator_value"]))
-        return {"step": step_tensor(), "sum": total}
+        """Step 0 and ``sum`` filled with the group's ``initial_accumulator_value`` (for
+        parameters of a group added after construction)."""
+        return _adagrad_state(p, group["initial_accumulator_value"])
 
     def apply_single(self, kernels, param, grad, state, group, fresh):
         """One fused ``adagrad_step`` kernel call."""
