@@ -23,6 +23,7 @@ from .device import device
 from . import accelerator, backends, cuda, onnx
 from .runtime import compile, get_num_threads, set_num_threads
 from .serialization import load, safetensors, save
+from . import linalg
 from . import _aliases
 
 # PyTorch's spellings: ``import newch.nn as nn``, ``import newch.nn.functional as F``,
@@ -32,6 +33,7 @@ _aliases.register(__name__, "nn.functional", net.functional)
 _aliases.register(__name__, "nn.init", net.init)
 _aliases.register(__name__, "utils.data", data)
 _aliases.register(__name__, "nn.parallel", net.parallel)
+_aliases.register(__name__, "nn.utils", net.utils)
 _aliases.register(__name__, "safetensors", safetensors)   # ``import newch.safetensors``
 default_generator = _ContextGenerator()
 
@@ -93,7 +95,7 @@ __all__ = [
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "optim", "net", "nn", "utils", "data", "Generator", "default_generator",
     "device", "cuda", "backends", "accelerator", "onnx", "set_num_threads", "get_num_threads",
-    "compile", "save", "load", "safetensors",
+    "compile", "save", "load", "safetensors", "linalg",
 ] + _OPS
 
 # NOTE: public entry points run as ops "in flight" on their context, so step_end(), trim()

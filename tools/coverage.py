@@ -82,11 +82,12 @@ CURATED = {
         F.smooth_l1_loss F.huber_loss F.cross_entropy F.nll_loss F.binary_cross_entropy
         F.binary_cross_entropy_with_logits F.kl_div""",
     "optimizers": """optim.SGD optim.Adam optim.AdamW optim.RMSprop optim.Adagrad
-        optim.Optimizer""",
+        optim.Optimizer optim.Adadelta optim.Adamax optim.NAdam optim.RAdam""",
     "schedulers": """lr_scheduler.StepLR lr_scheduler.MultiStepLR lr_scheduler.ExponentialLR
         lr_scheduler.CosineAnnealingLR lr_scheduler.LambdaLR lr_scheduler.OneCycleLR
         lr_scheduler.ReduceLROnPlateau lr_scheduler.LinearLR lr_scheduler.SequentialLR
-        lr_scheduler.CosineAnnealingWarmRestarts""",
+        lr_scheduler.CosineAnnealingWarmRestarts lr_scheduler.MultiplicativeLR
+        lr_scheduler.ConstantLR lr_scheduler.PolynomialLR lr_scheduler.ChainedScheduler""",
     "data": """data.Dataset data.TensorDataset data.DataLoader data.random_split data.Subset
         data.ConcatDataset data.IterableDataset data.default_collate data.Sampler
         data.RandomSampler data.SequentialSampler data.BatchSampler""",

@@ -4,7 +4,7 @@
 live in persistent memory (they survive ``step_end()``); building a model
 allocates nothing in the step arena.
 """
-from . import functional, init
+from . import functional, init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .containers import ModuleDict, ModuleList, Sequential
 from .flatten import Flatten, Unflatten

@@ -19,6 +19,7 @@ from .inplace import (abs_, add_, addcdiv_, addcmul_, clamp_, clamp_max_, clamp_
                       round_, sigmoid_, sqrt_, sub_, tanh_, zero_)
 from .join import cat, chunk, concat, narrow, select as select_index, split, stack, unbind
 from .matmul import bmm, matmul, mm
+from .norm import norm   # NOTE: rebinds the ``ops.norm`` module name, as ``select`` below
 from .random import (bernoulli_, normal_, rand, rand_like, randint, randint_like, randn, randn_like,
                      randperm, uniform_)
 from .reduce import mean, nansum, prod, std, sum, var
@@ -58,7 +59,7 @@ add_ sub_ mul_ div_ pow_ remainder_ clamp_ clip_ clamp_min_ clamp_max_ addcmul_ 
 neg_ abs_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ floor_ round_ copy_ fill_ zero_
 normal_ uniform_ bernoulli_
 softmax log_softmax
-isclose allclose equal addmm outer ger diag unique bernoulli
+isclose allclose equal addmm outer ger diag unique bernoulli norm
 """.split()
 
 _OPERATORS = {

@@ -1,7 +1,8 @@
-"""Optimizers: ``newch.optim.SGD`` and the ``Optimizer`` base they share (``torch.optim``).
+"""Optimizers and learning-rate schedulers (``torch.optim``, ``torch.optim.lr_scheduler``).
 
-Optimizer state (momentum buffers, ...) is persistent; ``step()`` updates each
-parameter with one fused kernel call and allocates nothing in the step arena.
+Optimizer state (momentum buffers, moments, ...) is persistent; ``step()``
+updates each parameter with one fused kernel call and allocates nothing in
+the step arena.
 
 Example:
     >>> opt = newch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -9,5 +10,10 @@ Example:
 """
 from .optimizer import Optimizer, required
 from .sgd import SGD
+from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
+from .rms import Adadelta, Adagrad, RMSprop
+from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "required"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
+           "Adagrad", "Adadelta", "required", "lr_scheduler"]

@@ -18,6 +18,7 @@ from numbers import Real
 
 from ..autograd.graph import enable_grad
 from ..context import default_context
+from ..dtypes import float32
 from ..ops.alloc import data, empty
 from ..ops.pointwise import copy_into
 from ..tensor import Tensor
@@ -44,6 +45,45 @@ def state_tensor(p):
     out = empty(tuple(p._a.shape), p.dtype, persistent=True)
     out._a.fill(0)
     return out
+
+
+def step_tensor(value=0.0):
+    """A persistent float32 0-d tensor holding a step count (PyTorch keeps ``state["step"]`` so)."""
+    out = empty((), float32, persistent=True)
+    out._a[...] = value
+    return out
+
+
+def advance_step(state, op):
+    """Add one to ``state["step"]`` in place and return the new count as a Python float."""
+    t = state.get("step")
+    if not isinstance(t, Tensor):
+        raise ValueError(f"{op}: a parameter's state has no 'step' tensor (was it loaded from "
+                         f"another optimizer's state_dict?)")
+    a = data(t, op)
+    if a.size != 1:
+        raise ValueError(f"{op}: state 'step' must hold one number, got shape {tuple(a.shape)}")
+    a[...] = a + a.dtype.type(1)
+    t._s.version += 1
+    return float(a.reshape(-1)[0])
+
+
+def state_array(state, key, param, op):
+    """The flat array of state tensor ``state[key]``, checked to be alive and to fit ``param``.
+
+    Example:
+        >>> m = state_array(state, "exp_avg", param_flat, "Adam.step")
+    """
+    t = state.get(key)
+    if not isinstance(t, Tensor):
+        raise ValueError(f"{op}: a parameter's state has no {key!r} tensor (was it loaded from "
+                         f"another optimizer's state_dict?)")
+    a = data(t, op)
+    if a.size != param.size or a.dtype != param.dtype or not a.flags.c_contiguous:
+        raise ValueError(f"{op}: state {key!r} ({tuple(a.shape)}, {t.dtype}) does not fit its "
+                         f"parameter ({param.size} elements, {param.dtype})")
+    t._s.version += 1
+    return a.reshape(-1)
 
 
 def check_number(cls, name, value):
@@ -197,6 +237,7 @@ class Optimizer:
         ctx = default_context()
         ctx.apply_threads()
         kernels = ctx.kernels
+        self._opt_called = True     # lets a scheduler warn when it is stepped first
         for group in self.param_groups:
             for p in group["params"]:
                 if p._grad is not None:
@@ -282,7 +323,7 @@ class Optimizer:
                 raise ValueError(f"{name}: the state dict has state for parameter {k!r}, which "
                                  f"no parameter group lists")
             p = by_index[k]
-            state[p] = {key: _load_value(name, p, v) for key, v in s.items() if v is not None}
+            state[p] = {key: _load_value(name, p, key, v) for key, v in s.items() if v is not None}
         groups = []
         for sg, group in zip(saved, self.param_groups):
             new = {k: v for k, v in group.items() if k != "params"}
@@ -311,12 +352,18 @@ def _flat(ctx, a):
     return flat, st
 
 
-def _load_value(op, p, v):
-    """A loaded state entry: tensors copied into persistent memory, other values deep-copied."""
+def _load_value(op, p, key, v):
+    """A loaded state entry: tensors copied into persistent memory, other values deep-copied.
+
+    Floating point tensors take the parameter's dtype, except ``step``, which
+    stays float32 as in PyTorch (a plain number becomes a float32 tensor).
+    """
+    if key == "step" and isinstance(v, Real) and not isinstance(v, bool):
+        return step_tensor(float(v))
     if not isinstance(v, Tensor):
         return copy.deepcopy(v)
     src = data(v, op)
-    dtype = p.dtype if v.dtype.is_floating_point else v.dtype
+    dtype = p.dtype if v.dtype.is_floating_point and key != "step" else v.dtype
     out = empty(src.shape, dtype, persistent=True)
     if src.size:
         copy_into(src, out._a)

@@ -4,6 +4,7 @@ The class validates options and keeps the momentum buffers; the update rule
 itself is one fused kernel call per parameter (``kernels.optim.sgd_step``).
 """
 from ..ops.alloc import stale
+from .checks import check_flags
 from .optimizer import Optimizer, check_number, state_tensor
 
 
@@ -37,6 +38,8 @@ class SGD(Optimizer):
         weight_decay: L2 penalty added to the gradient (default 0).
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
         maximize: follow the gradient up instead of down.
+        foreach, fused: accepted for PyTorch compatibility, ignored.
+        differentiable: must be False.
 
     Example:
         >>> with newch.persistent():
@@ -46,16 +49,18 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
         _check_sgd_options(lr, momentum, dampening, weight_decay, nesterov)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def check_group(self, group):
         """Validate a group's lr, momentum, dampening, weight_decay and nesterov."""
         _check_sgd_options(group["lr"], group["momentum"], group["dampening"],
                            group["weight_decay"], group["nesterov"])
+        check_flags("SGD", group)
 
     def init_single(self, p, group):
         """A momentum buffer shaped like ``p`` (none without momentum); filled by the first step."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import gens as G
 from . import gens_shape as GS
+from . import gens_norm as GN
 from . import strategies as S
 from .cases import Case, Const, DT, Raw
 from .entry import (Op, augmented, fn, functional, inplace, method, newch_only, operator, same,
@@ -186,7 +187,7 @@ LINALG = [
        bad=[bad(f32(3), f32(3, 2))]),
     Op("bmm", G.matmul_pair(3), spellings("bmm", "fm"), tol=LOOSE, gtol=LOOSE,
        bad=[bad(f32(3, 2), f32(2, 3))]),
-]
+] + GN.NORMS
 
 SELECTION = [
     Op("where", GS.where, spellings("where", "f")),

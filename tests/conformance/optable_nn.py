@@ -10,6 +10,7 @@ import numpy as np
 from . import gens as G
 from . import strategies as S
 from .cases import Case, Const
+from . import gens_optim as GO
 from .entry import Layer, Op, Optim, functional, same, spellings
 from .strategies import ALL, FLOAT
 
@@ -274,4 +275,4 @@ OPTIMIZERS = [
                                               "nesterov": True})] + [({"lr": 0.1}, [])]),
 ]
 
-NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS
+NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS + GO.OPTIMIZERS

@@ -86,7 +86,8 @@ def test_matches_numpy_reference_exactly(dtype, opts):
 def test_defaults_match_torch():
     opt = SGD([param(np.zeros(2, np.float32))])
     assert {k: v for k, v in opt.param_groups[0].items() if k != "params"} == dict(
-        lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False)
+        lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False,
+        foreach=None, differentiable=False, fused=None)
 
 
 def test_parameters_without_grad_are_skipped():
