@@ -72,6 +72,7 @@ def _torch_global(module, name, rebuilder):
 
 _SAFE = {
     ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "Counter"): collections.Counter,   # MultiStepLR's milestones (torch allows it)
     ("builtins", "set"): set, ("__builtin__", "set"): set,
     ("builtins", "frozenset"): frozenset, ("__builtin__", "frozenset"): frozenset,
     ("builtins", "complex"): complex, ("__builtin__", "complex"): complex,

@@ -243,3 +243,23 @@ def test_legacy_format_files_load():
     x = np.ones((2, 3), np.float32)
     np.testing.assert_allclose(back(newch.tensor(x)).detach().numpy(),
                                model(torch.from_numpy(x)).detach().numpy(), rtol=1e-6)
+
+
+def test_scheduler_state_dicts_cross_with_weights_only():
+    for make in (lambda lib, o: lib.optim.lr_scheduler.MultiStepLR(o, [1, 3], gamma=0.5),
+                 lambda lib, o: lib.optim.lr_scheduler.StepLR(o, 2)):
+        opt = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+        sched = make(torch, opt)
+        opt.step()
+        sched.step()
+        buf = io.BytesIO()
+        torch.save(sched.state_dict(), buf)
+        buf.seek(0)
+        mine = newch.load(buf)            # weights_only=True
+        ours = make(newch, newch.optim.SGD(newch.nn.Linear(2, 2).parameters(), lr=0.1))
+        ours.load_state_dict(mine)
+        assert ours.get_last_lr() == sched.get_last_lr()
+        buf = io.BytesIO()
+        newch.save(ours.state_dict(), buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True) == sched.state_dict()
