@@ -10,10 +10,15 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import HuberLoss, L1Loss, MSELoss, SmoothL1Loss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, NLLLoss
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "functional", "init"]
+           "functional", "init",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "Dropout",
+           "Dropout1d", "Dropout2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
