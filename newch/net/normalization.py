@@ -89,7 +89,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None or not self.affine}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
 
 
@@ -155,7 +155,7 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None or not self.affine}")
+                f"bias={self.bias is not None}")
 
 
 class LayerNorm(Module):
@@ -190,4 +190,4 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None or not self.elementwise_affine}")
+                f"bias={self.bias is not None}")

@@ -26,6 +26,13 @@ def _tensors(op, **named):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
 
 
+def _not_differentiable(op, name, t):
+    """PyTorch has no gradient for class weights here: refuse one that requires grad, as it does."""
+    if t is not None and isinstance(t, Tensor) and t.requires_grad and needs_grad(t):
+        raise RuntimeError(f"{op}: not differentiable with respect to argument '{name}'; this "
+                           f"input cannot have requires_grad=True (pass weight.detach())")
+
+
 def _class_target(op, input, target):
     """Check input (C,) / (N, C, d1, ...) against class-index target () / (N, d1, ...)."""
     if input.ndim == 0:
@@ -103,6 +110,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     red = reduction_mode(op, reduction, size_average, reduce)
     _tensors(op, input=input, target=target)
     C, cd = _class_target(op, input, target)
+    _not_differentiable(op, "weight", weight)
     loss, w, _ = _picked(op, input, target, _class_weight(op, weight, C), ignore_index, C, cd)
     if red == "mean":
         return ops.div(loss.sum(), w.sum())
@@ -162,6 +170,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.dtype.is_floating_point:
         return _soft_target_loss(op, ops.log_softmax(input, cd), target, weight, red, ls, C, cd)
     _class_target(op, input, target)
+    _not_differentiable(op, "weight", weight)
     logp = ops.log_softmax(input, cd)
     loss, w, keep = _picked(op, logp, target, weight, ignore_index, C, cd)
     nll = ops.div(loss.sum(), w.sum()) if red == "mean" else _reduce(loss, red)
@@ -224,6 +233,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if not input.dtype.is_floating_point or not target.dtype.is_floating_point:
         raise TypeError(f"{op}: expected floating point input and target, got {input.dtype} and "
                         f"{target.dtype}")
+    _not_differentiable(op, "weight", weight)
     xa = data(input, op)
     if xa.size and not (xa.min() >= 0 and xa.max() <= 1):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1")
@@ -265,6 +275,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _same_shape(op, input, target)
     if not input.dtype.is_floating_point:
         raise TypeError(f"{op}: expected a floating point input, got {input.dtype}")
+    _not_differentiable(op, "weight", weight)
+    _not_differentiable(op, "pos_weight", pos_weight)
     sp = _softplus_neg(input)
     if pos_weight is not None:
         _tensors(op, pos_weight=pos_weight)
