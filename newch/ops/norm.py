@@ -222,6 +222,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (not isinstance(t, Tensor) or t.numel() != C):
             raise RuntimeError(f"{op}: expected {name} to be a tensor of {C} elements, got "
                                f"{getattr(t, 'shape', type(t).__name__)}")
+    if N * C // num_groups * math.prod(shape[2:]) == 1:
+        raise ValueError(f"{op}: expected more than 1 value per group, got input size {shape} "
+                         f"with {num_groups} groups")
     per = math.prod(shape) // (N * num_groups) if N else 0
     x2 = reshape(contiguous(input), (N * num_groups, per))
     y = reshape(_layer_norm_rows(op, x2, None, None, eps), shape)

@@ -91,7 +91,9 @@ def _picked(op, input, target, weight, ignore_index, C, cd):
         w = keep.to(input.dtype)
     else:
         w = ops.mul(ops.index_select(weight, 0, safe.reshape(-1)).reshape(tuple(t.shape)), keep)
-    return ops.neg(ops.mul(picked, w)), w, keep
+    # NOTE: masking (rather than a weight of 0) keeps the gradient of an all-ignored 'mean'
+    # (0 / 0) at zero, as in PyTorch.
+    return ops.where(keep, ops.neg(ops.mul(picked, w)), 0.0), w, keep
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
