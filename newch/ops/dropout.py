@@ -7,11 +7,12 @@ forms), and it is all the backward keeps: gradient = upstream * mask / (1 - p).
 """
 import math
 
+import numpy as np
+
 from .. import dtypes as D
 from ..context import default_context
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
-from .arith import lt
 from .record import needs_grad, record
 from .shape import contiguous
 
@@ -21,12 +22,29 @@ def _check_p(op, p):
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p!r}")
 
 
+DRAW_CHUNK = 1 << 16    # uniforms drawn per call: the float scratch stays 256 KiB, whatever the size
+
+
 def keep_mask(shape, p):
-    """A bool tensor of ``shape``: True with probability 1 - p, from the context's generator."""
-    u = empty(shape, D.float32)
-    if u.numel():
-        default_context().rng.random(out=u._a.reshape(-1), dtype=u._a.dtype)
-    return lt(u, 1.0 - p)
+    """A bool tensor of ``shape``: True with probability 1 - p, from the context's generator.
+
+    Uniform floats are drawn in fixed chunks into a small scratch buffer and compared
+    there, so no float array of the mask's size is ever allocated; the chunking does
+    not change the numbers drawn (the generator's stream is the same).
+    """
+    mask = empty(shape, D.bool_)
+    m = mask._a.reshape(-1)
+    if m.size == 0:
+        return mask
+    scratch = empty((min(m.size, DRAW_CHUNK),), D.float32)
+    u = scratch._a
+    rng = default_context().rng
+    keep = np.float32(1.0 - p)
+    for lo in range(0, m.size, DRAW_CHUNK):
+        n = min(DRAW_CHUNK, m.size - lo)
+        rng.random(out=u[:n], dtype=np.float32)
+        np.less(u[:n], keep, out=m[lo:lo + n])
+    return mask
 
 
 def _apply(op, x, mask, group, scale):

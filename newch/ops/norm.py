@@ -114,11 +114,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if xa.size:
         K.batch_norm_apply(xa, mean._a, var._a, float(eps), w, b, out._a)
     if needs_grad(input, weight, bias):
-        want_x = needs_grad(input)
+        want_x, dt = needs_grad(input), input.dtype
 
         def backward(g):
             gc = contiguous(g)
-            dx = empty((N, C, L) if want_x else (0, C, L), input.dtype)
+            dx = empty((N, C, L) if want_x else (0, C, L), dt)
             dw, db = empty((C,), D.float64), empty((C,), D.float64)
             wk, wkeep = _param(op, weight, C, "weight", x3)
             if gc.numel():
