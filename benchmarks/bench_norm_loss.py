@@ -9,9 +9,13 @@ warm-up (the first newch call compiles or loads the kernels).
     python benchmarks/bench_norm_loss.py --threads 2 --reps 20
 """
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _cases(lib):

@@ -1,8 +1,10 @@
 """Classification losses with PyTorch's signatures: cross_entropy, nll_loss, binary_cross_entropy,
 binary_cross_entropy_with_logits, kl_div; and one_hot.
 
-Composed from newch ops (log_softmax subtracts the maximum first, the logits
-form of binary cross entropy never exponentiates a positive number), so logits
+The class-index losses run one fused node (``ops/loss.py``: a kernel picks
+-log p of each target, its backward scatters the gradient back); the rest is
+composed from newch ops. log_softmax subtracts the maximum first and the logits
+form of binary cross entropy never exponentiates a positive number, so logits
 of 1e4 give finite losses and gradients. Two nodes have a hand-written backward
 where composing would give PyTorch-incompatible gradients at the edges:
 binary cross entropy (its logs are clamped at -100) and softplus(-x) (the
@@ -11,9 +13,12 @@ divides by the sum of the weights of the targets used, as PyTorch does.
 """
 import warnings
 
+import numpy as np
+
 from ... import dtypes as D
 from ... import ops
 from ...autograd.graph import no_grad
+from ...ops import loss as _loss_ops
 from ...ops.alloc import data
 from ...ops.record import needs_grad, record
 from ...tensor import Tensor
@@ -68,7 +73,7 @@ def _class_weight(op, weight, C):
 
 
 def _check_in_range(op, target, C, ignore_index):
-    t = data(target, op)
+    t = data(target, op).astype(np.int64, copy=False)
     if t.size == 0:
         return
     lo, hi = t.min(), t.max()
@@ -80,20 +85,10 @@ def _check_in_range(op, target, C, ignore_index):
                          f"(expected 0 to {C - 1}, or ignore_index={ignore_index})")
 
 
-def _picked(op, input, target, weight, ignore_index, C, cd):
-    """(-input at each target class times its weight, those weights): ignored targets weigh 0."""
-    t = target.to(D.int64)
-    _check_in_range(op, t, C, ignore_index)
-    keep = ops.ne(t, ignore_index)
-    safe = ops.where(keep, t, 0)
-    picked = ops.gather(input, cd, safe.unsqueeze(cd)).squeeze(cd)
-    if weight is None:
-        w = keep.to(input.dtype)
-    else:
-        w = ops.mul(ops.index_select(weight, 0, safe.reshape(-1)).reshape(tuple(t.shape)), keep)
-    # NOTE: masking (rather than a weight of 0) keeps the gradient of an all-ignored 'mean'
-    # (0 / 0) at zero, as in PyTorch.
-    return ops.where(keep, ops.neg(ops.mul(picked, w)), 0.0), w, keep
+def _nll(op, input, target, weight, ignore_index, C):
+    """(per-target loss, per-target weight) of log-probabilities ``input`` (fused kernel)."""
+    _check_in_range(op, target, C, ignore_index)
+    return _loss_ops.nll(op, input, target, weight, ignore_index)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -113,7 +108,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _tensors(op, input=input, target=target)
     C, cd = _class_target(op, input, target)
     _not_differentiable(op, "weight", weight)
-    loss, w, _ = _picked(op, input, target, _class_weight(op, weight, C), ignore_index, C, cd)
+    loss, w = _nll(op, input, target, _class_weight(op, weight, C), ignore_index, C)
     if red == "mean":
         return ops.div(loss.sum(), w.sum())
     return _reduce(loss, red)
@@ -174,14 +169,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _class_target(op, input, target)
     _not_differentiable(op, "weight", weight)
     logp = ops.log_softmax(input, cd)
-    loss, w, keep = _picked(op, logp, target, weight, ignore_index, C, cd)
+    loss, w = _nll(op, logp, target, weight, ignore_index, C)
     nll = ops.div(loss.sum(), w.sum()) if red == "mean" else _reduce(loss, red)
     if ls == 0:
         return nll
     spread = logp if weight is None else ops.mul(logp, _along(weight, logp.ndim, cd))
-    smooth = ops.where(keep, ops.neg(spread.sum(cd)), 0.0)
+    smooth = ops.where(ops.ne(target.to(D.int64), ignore_index), ops.neg(spread.sum(cd)), 0.0)
     if red == "mean":
-        smooth = ops.div(smooth.sum(), w.sum() if weight is not None else keep.sum())
+        smooth = ops.div(smooth.sum(), w.sum())
     else:
         smooth = _reduce(smooth, red)
     return ops.add(ops.mul(nll, 1.0 - ls), ops.mul(smooth, ls / C))
