@@ -16,7 +16,7 @@ import math
 
 from .jit import helper, kernel, prange
 
-__all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward", "layer_norm_rows",
+__all__ = ["batch_norm_forward", "batch_norm_backward", "layer_norm_rows",
            "layer_norm_backward", "layer_norm_param_grad"]
 
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
@@ -87,22 +87,6 @@ def _channel_stats(x, c, mean, var):
     var[c] = q / (N * L)
 
 
-@kernel(parallel=True)
-def batch_norm_stats(x, mean, var):
-    """Per-channel mean and biased variance of x (N, C, L), two passes, float64 sums.
-
-    x: (N, C, L) C-contiguous float, N * L >= 1. mean, var: (C,) float64 outputs.
-    Example: ``batch_norm_stats(x.reshape(n, c, h * w), mean, var)``.
-    """
-    C = x.shape[1]
-    if x.size <= SERIAL_MAX:
-        for c in range(C):
-            _channel_stats(x, c, mean, var)
-        return
-    for c in prange(C):
-        _channel_stats(x, c, mean, var)
-
-
 @helper
 def _channel_apply(x, c, mean, var, eps, weight, bias, out):
     invstd = 1.0 / math.sqrt(var[c] + eps)
@@ -116,21 +100,32 @@ def _channel_apply(x, c, mean, var, eps, weight, bias, out):
             orow[i] = xr[i] * scale + shift
 
 
+@helper
+def _channel_forward(x, c, mean, var, eps, weight, bias, train, out):
+    if train:
+        _channel_stats(x, c, mean, var)
+    _channel_apply(x, c, mean, var, eps, weight, bias, out)
+
+
 @kernel(parallel=True)
-def batch_norm_apply(x, mean, var, eps, weight, bias, out):
+def batch_norm_forward(x, mean, var, eps, weight, bias, train, out):
     """out = (x - mean) / sqrt(var + eps) * weight + bias, per channel of x (N, C, L).
 
-    mean, var: (C,) float64. weight, bias: (C,) of x's dtype, or empty (1 and 0).
-    out: (N, C, L) C-contiguous, x's dtype. Per channel this is x * a + b with
-    a = weight / sqrt(var + eps), b = bias - mean * a, computed in float64.
+    x: (N, C, L) C-contiguous float. mean, var: (C,) float64: with ``train``
+    they are outputs (the batch's mean and biased variance, two passes, N * L
+    >= 1), else inputs (the running statistics). weight, bias: (C,) of x's
+    dtype, or empty (1 and 0). out: (N, C, L) C-contiguous, x's dtype. Per
+    channel the output is x * a + b with a = weight / sqrt(var + eps),
+    b = bias - mean * a, computed in float64.
+    Example: ``batch_norm_forward(x.reshape(n, c, h * w), mean, var, 1e-5, w, b, True, out)``.
     """
     C = x.shape[1]
     if x.size <= SERIAL_MAX:
         for c in range(C):
-            _channel_apply(x, c, mean, var, eps, weight, bias, out)
+            _channel_forward(x, c, mean, var, eps, weight, bias, train, out)
         return
     for c in prange(C):
-        _channel_apply(x, c, mean, var, eps, weight, bias, out)
+        _channel_forward(x, c, mean, var, eps, weight, bias, train, out)
 
 
 @helper
@@ -162,7 +157,7 @@ def _channel_backward(x, dy, c, mean, var, eps, weight, train, dx, dweight, dbia
 
 @kernel(parallel=True)
 def batch_norm_backward(x, dy, mean, var, eps, weight, train, dx, dweight, dbias):
-    """Gradients of batch_norm_apply for x (N, C, L) and upstream dy (same shape).
+    """Gradients of batch_norm_forward for x (N, C, L) and upstream dy (same shape).
 
     mean, var: (C,) float64 (the batch's when ``train``, the running ones else).
     weight: (C,) or empty. dx: (N, C, L) of x's dtype, or an empty (0, C, L)

@@ -99,20 +99,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     xa = data(x3, op)
     w, wkeep = _param(op, weight, C, "weight", input)
     b, bkeep = _param(op, bias, C, "bias", input)
-    K = kernels()
     if training:
         mean, var = empty((C,), D.float64), empty((C,), D.float64)
-        if xa.size:
-            K.batch_norm_stats(xa, mean._a, var._a)
-        if running_mean is not None:
-            _update_running(running_mean, mean, momentum)
-        if running_var is not None:
-            _update_running(running_var, var * (N * L / max(N * L - 1, 1)), momentum)
     else:
         mean, var = _stats64(running_mean, C, op), _stats64(running_var, C, op)
     out = empty((N, C, L), input.dtype)
     if xa.size:
-        K.batch_norm_apply(xa, mean._a, var._a, float(eps), w, b, out._a)
+        kernels().batch_norm_forward(xa, mean._a, var._a, float(eps), w, b, bool(training), out._a)
+        if training and running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if training and running_var is not None:
+            _update_running(running_var, var * (N * L / max(N * L - 1, 1)), momentum)
     if needs_grad(input, weight, bias):
         want_x, dt = needs_grad(input), input.dtype
 

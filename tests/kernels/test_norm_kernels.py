@@ -25,9 +25,8 @@ def _bn_case(shape, dtype):
 def _bn_all(K, x, dy, w, b, train):
     C = x.shape[1]
     mean, var = np.empty(C), np.empty(C)
-    K.batch_norm_stats(x, mean, var)
     out = np.empty_like(x)
-    K.batch_norm_apply(x, mean, var, 1e-5, w, b, out)
+    K.batch_norm_forward(x, mean, var, 1e-5, w, b, True, out)
     dx, dw, db = np.empty_like(x), np.empty(C), np.empty(C)
     K.batch_norm_backward(x, dy, mean, var, 1e-5, w, train, dx, dw, db)
     return mean, var, out, dx, dw, db
@@ -45,13 +44,24 @@ def test_batch_norm_kernels_match_ref(shape, dtype, train):
         np.testing.assert_allclose(g, r, rtol=tol, atol=tol * 10)
 
 
+def test_batch_norm_forward_with_given_statistics():
+    x, _, w, b = _bn_case((3, 4, 6), np.float32)
+    mean, var = RNG.standard_normal(4), RNG.random(4) + 0.5
+    got, want = np.empty_like(x), np.empty_like(x)
+    jn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, got)
+    rn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, want)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    ref = (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3) * w[None, :, None] \
+        + b[None, :, None]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
 def test_batch_norm_without_affine_and_skipped_dx():
     x, dy, _, _ = _bn_case((4, 3, 5), np.float32)
     e = np.empty(0, np.float32)
     mean, var = np.empty(3), np.empty(3)
-    jn.batch_norm_stats(x, mean, var)
     out = np.empty_like(x)
-    jn.batch_norm_apply(x, mean, var, 0.0, e, e, out)
+    jn.batch_norm_forward(x, mean, var, 0.0, e, e, True, out)
     np.testing.assert_allclose(out.mean((0, 2)), 0, atol=1e-6)
     np.testing.assert_allclose(out.var((0, 2)), 1, atol=1e-5)
     dw, db = np.empty(3), np.empty(3)

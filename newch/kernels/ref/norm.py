@@ -5,31 +5,28 @@ JIT kernels' fixed order; tests compare within float tolerance).
 """
 import numpy as np
 
-__all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward", "layer_norm_rows",
+__all__ = ["batch_norm_forward", "batch_norm_backward", "layer_norm_rows",
            "layer_norm_backward", "layer_norm_param_grad"]
-
-
-def batch_norm_stats(x, mean, var):
-    """Per-channel mean and biased variance of x (N, C, L); see kernels.norm."""
-    x64 = x.astype(np.float64)
-    mean[...] = x64.mean(axis=(0, 2))
-    var[...] = ((x64 - mean[None, :, None]) ** 2).mean(axis=(0, 2))
 
 
 def _vec(a, n, default):
     return a.astype(np.float64) if a.shape[0] else np.full(n, default)
 
 
-def batch_norm_apply(x, mean, var, eps, weight, bias, out):
-    """out = (x - mean) / sqrt(var + eps) * weight + bias per channel; see kernels.norm."""
+def batch_norm_forward(x, mean, var, eps, weight, bias, train, out):
+    """Per-channel normalisation of x (N, C, L), batch statistics when ``train``; see kernels.norm."""
     C = x.shape[1]
+    if train:
+        x64 = x.astype(np.float64)
+        mean[...] = x64.mean(axis=(0, 2))
+        var[...] = ((x64 - mean[None, :, None]) ** 2).mean(axis=(0, 2))
     scale = _vec(weight, C, 1.0) / np.sqrt(var + eps)
     shift = _vec(bias, C, 0.0) - mean * scale
     out[...] = x * scale[None, :, None] + shift[None, :, None]
 
 
 def batch_norm_backward(x, dy, mean, var, eps, weight, train, dx, dweight, dbias):
-    """Gradients of batch_norm_apply; see kernels.norm."""
+    """Gradients of batch_norm_forward; see kernels.norm."""
     C = x.shape[1]
     invstd = 1.0 / np.sqrt(var + eps)
     xmu = x.astype(np.float64) - mean[None, :, None]
