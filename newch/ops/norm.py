@@ -119,8 +119,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             dw, db = empty((C,), D.float64), empty((C,), D.float64)
             wk, wkeep = _param(op, weight, C, "weight", x3)
             if gc.numel():
-                kernels().batch_norm_backward(data(x3, op), data(gc, op), mean._a, var._a,
-                                              float(eps), wk, bool(training), dx._a, dw._a, db._a)
+                kernels().batch_norm_backward(data(x3, op), data(gc, op), data(mean, op),
+                                              data(var, op), float(eps), wk, bool(training), dx._a,
+                                              dw._a, db._a)
             else:
                 dw._a[...] = 0.0
                 db._a[...] = 0.0
@@ -152,11 +153,13 @@ def _layer_norm_rows(op, x2, weight, bias, eps):
                 dx = empty((M, K), x2.dtype)
                 wk, wkeep = _param(op, weight, K, "weight", x2)
                 if dx._a.size:
-                    kernels().layer_norm_backward(xs, gs, mean._a, rstd._a, wk, dx._a)
+                    kernels().layer_norm_backward(xs, gs, data(mean, op), data(rstd, op), wk,
+                                                  dx._a)
             if want_p:
                 dw, db = empty((K,), D.float64), empty((K,), D.float64)
                 if xs.size:
-                    kernels().layer_norm_param_grad(xs, gs, mean._a, rstd._a, dw._a, db._a)
+                    kernels().layer_norm_param_grad(xs, gs, data(mean, op), data(rstd, op),
+                                                    dw._a, db._a)
                 else:
                     dw._a[...] = 0.0
                     db._a[...] = 0.0

@@ -218,3 +218,23 @@ def test_stale_input_is_reported_at_backward():
     newch.step_end()
     with pytest.raises(newch.NcError):
         y.sum()
+
+
+def test_weight_changed_in_place_before_backward_is_refused():
+    bn = nn.BatchNorm1d(3)
+    x = newch.randn(4, 3, requires_grad=True)
+    y = bn(x)
+    with newch.no_grad():
+        bn.weight.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()
+
+
+def test_released_input_is_reported_at_backward():
+    with newch.persistent():
+        x = newch.randn(4, 3, requires_grad=True)
+    w = nn.LayerNorm(3).weight
+    y = F.layer_norm(x, (3,), w)
+    newch.release(x)
+    with pytest.raises(newch.NcError, match="freed by release"):
+        y.sum().backward()
