@@ -101,31 +101,40 @@ def _channel_apply(x, c, mean, var, eps, weight, bias, out):
 
 
 @helper
-def _channel_forward(x, c, mean, var, eps, weight, bias, train, out):
+def _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out):
     if train:
         _channel_stats(x, c, mean, var)
+        if run_mean.shape[0]:
+            m = x.shape[0] * x.shape[2]
+            unbiased = var[c] * m / (m - 1) if m > 1 else var[c]
+            run_mean[c] = (1.0 - momentum) * run_mean[c] + momentum * mean[c]
+            run_var[c] = (1.0 - momentum) * run_var[c] + momentum * unbiased
     _channel_apply(x, c, mean, var, eps, weight, bias, out)
 
 
 @kernel(parallel=True)
-def batch_norm_forward(x, mean, var, eps, weight, bias, train, out):
+def batch_norm_forward(x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out):
     """out = (x - mean) / sqrt(var + eps) * weight + bias, per channel of x (N, C, L).
 
     x: (N, C, L) C-contiguous float. mean, var: (C,) float64: with ``train``
     they are outputs (the batch's mean and biased variance, two passes, N * L
     >= 1), else inputs (the running statistics). weight, bias: (C,) of x's
-    dtype, or empty (1 and 0). out: (N, C, L) C-contiguous, x's dtype. Per
-    channel the output is x * a + b with a = weight / sqrt(var + eps),
-    b = bias - mean * a, computed in float64.
-    Example: ``batch_norm_forward(x.reshape(n, c, h * w), mean, var, 1e-5, w, b, True, out)``.
+    dtype, or empty (1 and 0). run_mean, run_var: (C,) running statistics of
+    x's dtype, or empty; with ``train`` each becomes (1 - momentum) * itself +
+    momentum * the batch's mean / unbiased variance. out: (N, C, L)
+    C-contiguous, x's dtype. Per channel the output is x * a + b with
+    a = weight / sqrt(var + eps), b = bias - mean * a, computed in float64.
+    Example: ``batch_norm_forward(x3, mean, var, 1e-5, w, b, True, rm, rv, 0.1, out)``.
     """
     C = x.shape[1]
     if x.size <= SERIAL_MAX:
         for c in range(C):
-            _channel_forward(x, c, mean, var, eps, weight, bias, train, out)
+            _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var,
+                             momentum, out)
         return
     for c in prange(C):
-        _channel_forward(x, c, mean, var, eps, weight, bias, train, out)
+        _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var, momentum,
+                         out)
 
 
 @helper

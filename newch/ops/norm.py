@@ -9,7 +9,6 @@ batch norm are updated in place (their version changes, as in PyTorch).
 import math
 
 from .. import dtypes as D
-from ..autograd.graph import no_grad
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
 from .pointwise import copy_into
@@ -58,10 +57,35 @@ def _check_running(op, t, n, name):
         raise RuntimeError(f"{op}: {name} should contain {n} elements, got {t.numel()}")
 
 
-def _update_running(running, stat, momentum):
-    """running = (1 - momentum) * running + momentum * stat, in place."""
-    with no_grad():
-        running.mul_(1.0 - momentum).add_(stat.to(running.dtype) * momentum)
+def _running(op, running_mean, running_var, C, x, update):
+    """(mean array, var array, keep-alive) for the kernel to update in place: the running
+    statistics themselves when they are contiguous and of x's dtype, else scratch copies
+    (written back by ``_write_back``); empty arrays when nothing is to be updated.
+    """
+    if not update or running_mean is None or running_var is None:
+        e = empty((0,), x.dtype)
+        return e._a, e._a, None
+    pair = []
+    for t in (running_mean, running_var):
+        a = data(t, op)
+        if t.dtype is x.dtype and a.flags.c_contiguous:
+            pair.append((t, None))
+        else:
+            tmp = empty((C,), x.dtype)
+            copy_into(a.reshape(C), tmp._a)
+            pair.append((t, tmp))
+    arrays = [data(tmp if tmp is not None else t, op).reshape(C) for t, tmp in pair]
+    return arrays[0], arrays[1], pair
+
+
+def _write_back(keep, running_mean, running_var):
+    """Copy scratch running statistics back and bump the versions (they changed in place)."""
+    if keep is None:
+        return
+    for t, tmp in keep:
+        if tmp is not None:
+            copy_into(data(tmp, "batch_norm"), data(t, "batch_norm").reshape(tmp._a.shape))
+        t._s.version += 1
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -103,13 +127,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         mean, var = empty((C,), D.float64), empty((C,), D.float64)
     else:
         mean, var = _stats64(running_mean, C, op), _stats64(running_var, C, op)
+    rm, rv, keep = _running(op, running_mean, running_var, C, input, training and xa.size > 0)
     out = empty((N, C, L), input.dtype)
     if xa.size:
-        kernels().batch_norm_forward(xa, mean._a, var._a, float(eps), w, b, bool(training), out._a)
-        if training and running_mean is not None:
-            _update_running(running_mean, mean, momentum)
-        if training and running_var is not None:
-            _update_running(running_var, var * (N * L / max(N * L - 1, 1)), momentum)
+        kernels().batch_norm_forward(xa, mean._a, var._a, float(eps), w, b, bool(training), rm, rv,
+                                     float(momentum), out._a)
+    _write_back(keep, running_mean, running_var)
     if needs_grad(input, weight, bias):
         want_x, dt = needs_grad(input), input.dtype
 

@@ -26,10 +26,11 @@ def _bn_all(K, x, dy, w, b, train):
     C = x.shape[1]
     mean, var = np.empty(C), np.empty(C)
     out = np.empty_like(x)
-    K.batch_norm_forward(x, mean, var, 1e-5, w, b, True, out)
+    rm, rv = np.linspace(-1, 1, C).astype(x.dtype), np.linspace(1, 2, C).astype(x.dtype)
+    K.batch_norm_forward(x, mean, var, 1e-5, w, b, True, rm, rv, 0.25, out)
     dx, dw, db = np.empty_like(x), np.empty(C), np.empty(C)
     K.batch_norm_backward(x, dy, mean, var, 1e-5, w, train, dx, dw, db)
-    return mean, var, out, dx, dw, db
+    return mean, var, out, dx, dw, db, rm, rv
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -44,12 +45,20 @@ def test_batch_norm_kernels_match_ref(shape, dtype, train):
         np.testing.assert_allclose(g, r, rtol=tol, atol=tol * 10)
 
 
+def test_batch_norm_running_statistics_update():
+    x, dy, w, b = _bn_case((5, 3, 4), np.float64)
+    mean, var, out, dx, dw, db, rm, rv = _bn_all(jn, x, dy, w, b, True)
+    np.testing.assert_allclose(rm, 0.75 * np.linspace(-1, 1, 3) + 0.25 * x.mean((0, 2)))
+    np.testing.assert_allclose(rv, 0.75 * np.linspace(1, 2, 3) + 0.25 * x.var((0, 2), ddof=1))
+
+
 def test_batch_norm_forward_with_given_statistics():
     x, _, w, b = _bn_case((3, 4, 6), np.float32)
     mean, var = RNG.standard_normal(4), RNG.random(4) + 0.5
     got, want = np.empty_like(x), np.empty_like(x)
-    jn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, got)
-    rn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, want)
+    e = np.empty(0, np.float32)
+    jn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, e, e, 0.1, got)
+    rn.batch_norm_forward(x, mean.copy(), var.copy(), 1e-3, w, b, False, e, e, 0.1, want)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     ref = (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3) * w[None, :, None] \
         + b[None, :, None]
@@ -61,7 +70,7 @@ def test_batch_norm_without_affine_and_skipped_dx():
     e = np.empty(0, np.float32)
     mean, var = np.empty(3), np.empty(3)
     out = np.empty_like(x)
-    jn.batch_norm_forward(x, mean, var, 0.0, e, e, True, out)
+    jn.batch_norm_forward(x, mean, var, 0.0, e, e, True, e, e, 0.1, out)
     np.testing.assert_allclose(out.mean((0, 2)), 0, atol=1e-6)
     np.testing.assert_allclose(out.var((0, 2)), 1, atol=1e-5)
     dw, db = np.empty(3), np.empty(3)

@@ -13,13 +13,18 @@ def _vec(a, n, default):
     return a.astype(np.float64) if a.shape[0] else np.full(n, default)
 
 
-def batch_norm_forward(x, mean, var, eps, weight, bias, train, out):
+def batch_norm_forward(x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out):
     """Per-channel normalisation of x (N, C, L), batch statistics when ``train``; see kernels.norm."""
     C = x.shape[1]
     if train:
         x64 = x.astype(np.float64)
         mean[...] = x64.mean(axis=(0, 2))
         var[...] = ((x64 - mean[None, :, None]) ** 2).mean(axis=(0, 2))
+        if run_mean.shape[0]:
+            m = x.shape[0] * x.shape[2]
+            unbiased = var * m / (m - 1) if m > 1 else var
+            run_mean[...] = (1.0 - momentum) * run_mean + momentum * mean
+            run_var[...] = (1.0 - momentum) * run_var + momentum * unbiased
     scale = _vec(weight, C, 1.0) / np.sqrt(var + eps)
     shift = _vec(bias, C, 0.0) - mean * scale
     out[...] = x * scale[None, :, None] + shift[None, :, None]
