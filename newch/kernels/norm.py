@@ -258,7 +258,9 @@ def _ln_back_rows(x, dy, mean, rstd, weight, dx, r0, r1):
 
 @kernel(parallel=True)
 def layer_norm_backward(x, dy, mean, rstd, weight, dx):
-    """Input gradient of layer_norm_rows: per row, with g = dy * weight and xhat = (x - mean) * rstd,
+    """Input gradient of layer_norm_rows, row by row.
+
+    With g = dy * weight and xhat = (x - mean) * rstd:
     dx = (g - mean(g) - xhat * mean(g * xhat)) * rstd.
 
     x, dy, dx: (M, K) C-contiguous. mean, rstd: (M,) float64. weight: (K,) or empty.

@@ -15,9 +15,10 @@ from .parameter import Parameter, empty_persistent
 
 def _affine(module, shape, dtype, weight, bias):
     """Register parameters ``weight`` and ``bias`` of ``shape`` (or None when not wanted)."""
-    module.register_parameter("weight", Parameter(empty_persistent(shape, dtype)) if weight else None)
-    module.register_parameter("bias", Parameter(empty_persistent(shape, dtype))
-                              if weight and bias else None)
+    def make(wanted):
+        return Parameter(empty_persistent(shape, dtype)) if wanted else None
+    module.register_parameter("weight", make(weight))
+    module.register_parameter("bias", make(weight and bias))
 
 
 def _check_device(name, device):
@@ -139,7 +140,8 @@ class GroupNorm(Module):
         if not isinstance(num_groups, int) or num_groups < 1 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")
-        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
         _affine(self, (num_channels,), dtype, affine, bias)
         self.reset_parameters()
 

@@ -22,7 +22,7 @@ def _check_p(op, p):
         raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p!r}")
 
 
-DRAW_CHUNK = 1 << 16    # uniforms drawn per call: the float scratch stays 256 KiB, whatever the size
+DRAW_CHUNK = 1 << 16    # uniforms drawn per call: the float scratch stays 256 KiB at most
 
 
 def keep_mask(shape, p):

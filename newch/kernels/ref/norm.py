@@ -14,7 +14,7 @@ def _vec(a, n, default):
 
 
 def batch_norm_forward(x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out):
-    """Per-channel normalisation of x (N, C, L), batch statistics when ``train``; see kernels.norm."""
+    """Per-channel normalisation of x (N, C, L), batch statistics if ``train``; see kernels.norm."""
     C = x.shape[1]
     if train:
         x64 = x.astype(np.float64)
@@ -45,7 +45,8 @@ def batch_norm_backward(x, dy, mean, var, eps, weight, train, dx, dweight, dbias
     k = (invstd * _vec(weight, C, 1.0))[None, :, None]
     if train:
         M = x.shape[0] * x.shape[2]
-        dx[...] = (g - (sg / M)[None, :, None] - xmu * (sgx * invstd * invstd / M)[None, :, None]) * k
+        mx = (sgx * invstd * invstd / M)[None, :, None]
+        dx[...] = (g - (sg / M)[None, :, None] - xmu * mx) * k
     else:
         dx[...] = g * k
 

@@ -263,7 +263,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         pos_weight: weight of the positive term, broadcast along the last (class) dim.
 
     Example:
-        >>> round(binary_cross_entropy_with_logits(newch.tensor([0.0]), newch.tensor([1.0])).item(), 4)
+        >>> x, y = newch.tensor([0.0]), newch.tensor([1.0])
+        >>> round(binary_cross_entropy_with_logits(x, y).item(), 4)
         0.6931
     """
     op = "binary_cross_entropy_with_logits"
@@ -286,7 +287,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """Kullback-Leibler divergence pointwise: target * (log(target) - input), ``input`` in log space.
+    """Pointwise Kullback-Leibler divergence target * (log(target) - input), ``input`` as logs.
 
     Args:
         reduction: 'mean' (over all elements, with PyTorch's warning), 'batchmean'

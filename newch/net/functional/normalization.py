@@ -1,4 +1,4 @@
-"""Functional normalisation: ``F.batch_norm``, ``F.layer_norm``, ``F.group_norm`` (PyTorch's signatures).
+"""Functional normalisation: ``F.batch_norm``, ``F.layer_norm``, ``F.group_norm`` (torch's signatures).
 
 The work is done by the fused ops of ``newch.ops.norm`` (one kernel forward,
 one kernel backward, float64 statistics); see docs/nn.md.
