@@ -204,6 +204,9 @@ def _ln_rows(x, weight, bias, eps, out, mean, rstd, r0, r1):
         elif weight.shape[0]:
             for i in range(K):
                 orow[i] = (row[i] - m) * rs * weight[i]
+        elif bias.shape[0]:
+            for i in range(K):
+                orow[i] = (row[i] - m) * rs + bias[i]
         else:
             for i in range(K):
                 orow[i] = (row[i] - m) * rs
@@ -213,8 +216,8 @@ def _ln_rows(x, weight, bias, eps, out, mean, rstd, r0, r1):
 def layer_norm_rows(x, weight, bias, eps, out, mean, rstd):
     """Normalise each row of x (M, K): out = (x - mean) / sqrt(var + eps) * weight + bias.
 
-    x, out: (M, K) C-contiguous float, K >= 1. weight, bias: (K,) of x's dtype
-    or empty (bias needs weight). mean, rstd: (M,) float64 outputs (the row's
+    x, out: (M, K) C-contiguous float, K >= 1. weight, bias: (K,) of x's dtype,
+    or empty (1 and 0). mean, rstd: (M,) float64 outputs (the row's
     mean and 1 / sqrt(biased var + eps)), kept for the backward.
     """
     M, K = x.shape

@@ -79,13 +79,14 @@ def test_batch_norm_without_affine_and_skipped_dx():
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (70, 33), (200, 300), (2, 40000)])
-@pytest.mark.parametrize("affine", [True, False])
-def test_layer_norm_kernels_match_ref(shape, affine):
+@pytest.mark.parametrize("weighted, biased", [(True, True), (False, False), (True, False),
+                                              (False, True)])
+def test_layer_norm_kernels_match_ref(shape, weighted, biased):
     x = RNG.standard_normal(shape).astype(np.float32)
     dy = RNG.standard_normal(shape).astype(np.float32)
     K = shape[1]
-    w = RNG.standard_normal(K).astype(np.float32) if affine else np.empty(0, np.float32)
-    b = RNG.standard_normal(K).astype(np.float32) if affine else np.empty(0, np.float32)
+    w = RNG.standard_normal(K).astype(np.float32) if weighted else np.empty(0, np.float32)
+    b = RNG.standard_normal(K).astype(np.float32) if biased else np.empty(0, np.float32)
     res = []
     for mod in (jn, rn):
         out, mean, rstd = np.empty_like(x), np.empty(shape[0]), np.empty(shape[0])

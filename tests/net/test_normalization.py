@@ -152,6 +152,8 @@ def test_layer_and_group_norm_finite_differences():
              RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3)))
     fd_check(lambda x, w, b: F.group_norm(x, 2, w, b, eps=1e-3), RNG.standard_normal((2, 4, 3)),
              RNG.standard_normal(4), RNG.standard_normal(4))
+    fd_check(lambda x, b: F.layer_norm(x, (3,), None, b), RNG.standard_normal((2, 3)),
+             RNG.standard_normal(3))
 
 
 def test_layer_norm_param_grad_parallel_path():
