@@ -20,7 +20,8 @@ iteration; the split depends on shapes only. Small inputs take a serial path.
 """
 import types
 
-MODULES = ("elementwise", "reduce", "matmul", "indexing", "optim", "optim_adam", "optim_rms")
+MODULES = ("elementwise", "reduce", "matmul", "indexing", "optim", "optim_adam", "optim_rms", "norm",
+           "dropout", "loss")
 _loaded = {}
 
 

@@ -10,6 +10,9 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import HuberLoss, L1Loss, MSELoss, SmoothL1Loss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, NLLLoss
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .module import Module
 from .parameter import Parameter
 from . import parallel
@@ -18,4 +21,6 @@ from .parallel import DataParallel
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "functional", "init", "parallel", "DataParallel"]
+           "functional", "init", "parallel", "DataParallel",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "Dropout",
+           "Dropout1d", "Dropout2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]

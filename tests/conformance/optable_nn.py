@@ -275,4 +275,6 @@ OPTIMIZERS = [
                                               "nesterov": True})] + [({"lr": 0.1}, [])]),
 ]
 
-NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS + GO.OPTIMIZERS
+from .optable_nn_norm import NORM_LOSS  # noqa: E402  (normalisation, dropout, classification losses)
+
+NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS + GO.OPTIMIZERS + NORM_LOSS

@@ -7,7 +7,14 @@ from .activation import (elu, elu_, gelu, leaky_relu, leaky_relu_, log_softmax, 
                          sigmoid, silu, softmax, tanh)
 from .linear import linear
 from .loss import huber_loss, l1_loss, mse_loss, smooth_l1_loss
+from .classification_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
+                                  cross_entropy, kl_div, nll_loss, one_hot)
+from .dropout import dropout, dropout1d, dropout2d
+from .normalization import batch_norm, group_norm, layer_norm
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss",
-           "huber_loss"]
+           "huber_loss",
+           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "kl_div", "one_hot", "dropout", "dropout1d", "dropout2d", "batch_norm", "layer_norm",
+           "group_norm"]
