@@ -20,7 +20,7 @@ iteration; the split depends on shapes only. Small inputs take a serial path.
 """
 import types
 
-MODULES = ("elementwise", "reduce", "matmul", "indexing", "optim", "conv", "pool")
+MODULES = ("elementwise", "reduce", "matmul", "indexing", "optim", "conv", "pool", "mask")
 _loaded = {}
 
 

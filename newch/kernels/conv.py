@@ -16,7 +16,7 @@ ow) whatever the thread count. Small problems run serially, same bits.
 """
 from .jit import helper, kernel, prange
 
-__all__ = ["im2col", "col2im", "fold_sum"]
+__all__ = ["im2col", "col2im", "fold_sum", "channel_sum"]
 
 SERIAL_MAX = 65536     # at or below this many moved elements: no thread launch
 
@@ -154,3 +154,30 @@ def fold_sum(parts, out, accumulate):
         return
     for b in prange(nb):
         _fold_sum_block(parts, out, b, accumulate)
+
+
+@helper
+def _channel_sum_one(g, out, c):
+    acc = 0.0
+    for n in range(g.shape[0]):
+        row = g[n, c]
+        part = 0.0
+        for i in range(row.shape[0]):
+            part += row[i]
+        acc += part
+    out[c] = acc
+
+
+@kernel(parallel=True)
+def channel_sum(g, out):
+    """out[c] = sum over n, i of g[n, c, i] (a bias gradient): float64 sums, per sample then over n.
+
+    g (N, C, L) C-contiguous, out (C,). One ``prange`` iteration per channel.
+    """
+    C = g.shape[1]
+    if g.size <= SERIAL_MAX:
+        for c in range(C):
+            _channel_sum_one(g, out, c)
+        return
+    for c in prange(C):
+        _channel_sum_one(g, out, c)

@@ -12,8 +12,16 @@ from .linear import Identity, Linear
 from .loss import HuberLoss, L1Loss, MSELoss, SmoothL1Loss
 from .module import Module
 from .parameter import Parameter
+# convolution, pooling, padding, resampling layers (issue 10)
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .pool import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                   AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
+from .resample import ConstantPad2d, ReflectionPad2d, ReplicationPad2d, Upsample, ZeroPad2d
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "functional", "init"]
+__all__ += ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+            "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "Upsample"]

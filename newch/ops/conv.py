@@ -22,7 +22,6 @@ from ..kernels import codes as KC
 from .alloc import data, empty, kernels
 from .pointwise import launch_binary
 from .record import needs_grad, record
-from .reduce import sum as _sum
 
 COL_BYTES = 1 << 21     # target size of one chunk of unfolded columns
 
@@ -161,29 +160,45 @@ def conv2d_core(op, input, weight, bias, geo):
     return out
 
 
-def _record_conv(out, input, weight, bias, geo):
+def bias_grad(g, name):
+    """Sum of g (N, C, H, W) over all but the channel dim, in a fixed order (float64 sums)."""
+    ga = _contiguous(data(g, name))
+    out = empty((ga.shape[1],), g.dtype)
+    if ga.size == 0:
+        out._a[...] = 0
+        return out
+    kernels().channel_sum(ga.reshape(ga.shape[0], ga.shape[1], -1), out._a)
+    return out
+
+
+def _kept(input, weight, bias):
+    """(input if the weight needs its gradient, weight if the input does, shapes, dtype, bias flag).
+
+    Backward closures hold only these: an input the weight gradient does not need dies at once.
+    """
     gx, gw = input._rg, weight._rg
+    return (input if gw else None, weight if gx else None, tuple(input.shape), tuple(weight.shape),
+            input.dtype, isinstance(bias, Tensor) and bias._rg)
+
+
+def _record_conv(out, input, weight, bias, geo):
     name = "ConvolutionBackward0"
+    xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
 
     def backward(g):
         ga = _contiguous(data(g, name))
-        dx = dw = db = None
-        if gx or gw:
-            dx = empty(tuple(input.shape), input.dtype) if gx else None
-            dw = empty(tuple(weight.shape), weight.dtype) if gw else None
-            if ga.size == 0 or (dx is not None and dx._a.size == 0):
-                for t in (dx, dw):
-                    if t is not None:
-                        t._a[...] = 0
-            else:
-                backward_arrays(_contiguous(data(input, name)) if gw else None,
-                                _contiguous(data(weight, name)) if gx else None, ga, geo,
-                                dx._a if gx else None, dw._a if gw else None)
-        if isinstance(bias, Tensor) and bias._rg:
-            db = _sum(g, (0, 2, 3))
-        return dx, dw, db
-    saved = ([input] if gw else []) + ([weight] if gx else [])
-    record(out, name, (input, weight, bias), backward, saved=saved)
+        dx = empty(xshape, dt) if wk is not None else None
+        dw = empty(wshape, dt) if xk is not None else None
+        if ga.size == 0 or (dx is not None and dx._a.size == 0):
+            for t in (dx, dw):
+                if t is not None:
+                    t._a[...] = 0
+        elif dx is not None or dw is not None:
+            backward_arrays(_contiguous(data(xk, name)) if dw is not None else None,
+                            _contiguous(data(wk, name)) if dx is not None else None, ga, geo,
+                            dx._a if dx is not None else None, dw._a if dw is not None else None)
+        return dx, dw, (bias_grad(g, name) if gb else None)
+    record(out, name, (input, weight, bias), backward, saved=[t for t in (xk, wk) if t is not None])
 
 
 def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
@@ -209,26 +224,23 @@ def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
 
 
 def _record_transpose(out, input, weight, bias, geo):
-    gx, gw = input._rg, weight._rg
     name = "ConvolutionBackward0"
+    xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
 
     def backward(g):
         ga = _contiguous(data(g, name))
-        dx = dw = db = None
-        if gx:
-            dx = empty(tuple(input.shape), input.dtype)
+        dx = dw = None
+        if wk is not None:
+            dx = empty(xshape, dt)
             if dx._a.size:
-                forward_arrays(ga, _contiguous(data(weight, name)), geo, dx._a)
-        if gw:
-            dw = empty(tuple(weight.shape), weight.dtype)
-            if ga.size and input.numel():
+                forward_arrays(ga, _contiguous(data(wk, name)), geo, dx._a)
+        if xk is not None:
+            dw = empty(wshape, dt)
+            if ga.size and dw._a.size and xk.numel():
                 # NOTE: for y = conv^T(x, w), dL/dw is conv's weight gradient with g as the
                 # conv input and x as its output gradient.
-                backward_arrays(ga, None, _contiguous(data(input, name)), geo, None, dw._a)
+                backward_arrays(ga, None, _contiguous(data(xk, name)), geo, None, dw._a)
             else:
                 dw._a[...] = 0
-        if isinstance(bias, Tensor) and bias._rg:
-            db = _sum(g, (0, 2, 3))
-        return dx, dw, db
-    saved = ([input] if gw else []) + ([weight] if gx else [])
-    record(out, name, (input, weight, bias), backward, saved=saved)
+        return dx, dw, (bias_grad(g, name) if gb else None)
+    record(out, name, (input, weight, bias), backward, saved=[t for t in (xk, wk) if t is not None])

@@ -80,10 +80,10 @@ def max_pool(op, input, nd, geo, return_indices=False):
         kernels().max_pool(x, out._a, arg._a, hs, hc, ws, wc, dh, dw)
     res = _shaped(out, input, nd, (OH, OW))
     if needs_grad(input):
-        shape = tuple(input.shape)
+        shape, dt = tuple(input.shape), input.dtype
 
         def backward(g):
-            dx = empty((P, H, W), input.dtype)
+            dx = empty((P, H, W), dt)
             ga = _contig(data(g, "MaxPool2DWithIndicesBackward0")).reshape(P, OH, OW)
             kernels().max_pool_backward(ga, data(arg, "MaxPool2DWithIndicesBackward0"), hs, hc,
                                         ws, wc, dh, dw, dx._a)
@@ -111,10 +111,10 @@ def avg_pool(op, input, nd, geo, divisor=0):
         kernels().avg_pool(x, out._a, hs, hc, ws, wc, hden, wden, divisor)
     res = _shaped(out, input, nd, (OH, OW))
     if needs_grad(input):
-        shape = tuple(input.shape)
+        shape, dt = tuple(input.shape), input.dtype
 
         def backward(g):
-            dx = empty((P, H, W), input.dtype)
+            dx = empty((P, H, W), dt)
             ga = _contig(data(g, "AvgPool2DBackward0")).reshape(P, OH, OW)
             kernels().avg_pool_backward(ga, hs, hc, ws, wc, hden, wden, divisor, dx._a)
             return (dx.reshape(shape),)

@@ -1,7 +1,7 @@
 """Numpy twins of ``kernels/conv.py``: same names, same signatures, obvious loops over (i, j)."""
 import numpy as np
 
-__all__ = ["im2col", "col2im", "fold_sum"]
+__all__ = ["im2col", "col2im", "fold_sum", "channel_sum"]
 
 
 def _taps(n_in, n_out, k, s, p, d):
@@ -45,3 +45,8 @@ def fold_sum(parts, out, accumulate):
     for s in range(0 if accumulate else 1, parts.shape[0]):
         acc = acc + parts[s]
     out[...] = acc
+
+
+def channel_sum(g, out):
+    """out[c] = sum over n, i of g[n, c, i], summed in float64."""
+    out[...] = g.astype(np.float64).sum(axis=2).sum(axis=0)

@@ -7,7 +7,15 @@ from .activation import (elu, elu_, gelu, leaky_relu, leaky_relu_, log_softmax, 
                          sigmoid, silu, softmax, tanh)
 from .linear import linear
 from .loss import huber_loss, l1_loss, mse_loss, smooth_l1_loss
+# convolution, pooling, padding, resampling (issue 10)
+from .conv import conv1d, conv2d, conv_transpose2d, pad
+from .pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+                   avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from .resample import interpolate
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss"]
+__all__ += ["conv1d", "conv2d", "conv_transpose2d", "pad", "max_pool1d", "max_pool2d", "avg_pool1d",
+            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+            "adaptive_max_pool2d", "interpolate"]
