@@ -14,6 +14,8 @@ iteration per row block). col2im sums; one iteration owns a whole (s, c) plane
 of the output and adds the contributions into it in the fixed order (i, j, oh,
 ow) whatever the thread count. Small problems run serially, same bits.
 """
+import numpy as np
+
 from .jit import helper, kernel, prange
 
 __all__ = ["im2col", "col2im", "fold_sum", "channel_sum"]
@@ -34,34 +36,40 @@ def _ow_range(OW, W, sw, off):
 
 
 @helper
-def _unfold_row(x, col, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
-    """Row r (over all samples: r = s*C*kh*kw + row) of col."""
-    C, H, W = x.shape[1], x.shape[2], x.shape[3]
+def _fill0(dst, start, n):
+    """dst[start:start+n] = 0 (unsigned indexes: no negative-index guards, so LLVM vectorizes)."""
+    u = np.uint64(start)
+    for t in range(np.uint64(n)):
+        dst[u + t] = 0
+
+
+@helper
+def _unfold_row(xf, colf, shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
+    """Row r (over all samples: r = s*C*kh*kw + row) of col; xf, colf flat views."""
+    C, H, W = shape[1], shape[2], shape[3]
     K = C * kh * kw
     s, row = r // K, r % K
     c, ij = row // (kh * kw), row % (kh * kw)
     i, j = ij // kw, ij % kw
     off = j * dw - pw
     lo, hi = _ow_range(OW, W, sw, off)
-    dst = col[s, row]
+    usw = np.uint64(sw)
     for oh in range(OH):
         h = oh * sh - ph + i * dh
-        base = oh * OW
+        d0 = r * OH * OW + oh * OW
         if h < 0 or h >= H:
-            for ow in range(OW):
-                dst[base + ow] = 0
+            _fill0(colf, d0, OW)
             continue
-        src = x[s, c, h]
-        for ow in range(lo):
-            dst[base + ow] = 0
+        _fill0(colf, d0, lo)
+        ud = np.uint64(d0 + lo)
+        ux = np.uint64(((s * C + c) * H + h) * W + lo * sw + off)
         if sw == 1:
-            for ow in range(lo, hi):
-                dst[base + ow] = src[ow + off]
+            for t in range(np.uint64(hi - lo)):
+                colf[ud + t] = xf[ux + t]
         else:
-            for ow in range(lo, hi):
-                dst[base + ow] = src[ow * sw + off]
-        for ow in range(hi, OW):
-            dst[base + ow] = 0
+            for t in range(np.uint64(hi - lo)):
+                colf[ud + t] = xf[ux + t * usw]
+        _fill0(colf, d0 + hi, OW - hi)
 
 
 @kernel(parallel=True)
@@ -73,36 +81,39 @@ def im2col(x, col, kh, kw, sh, sw, ph, pw, dh, dw, OH):
     S, K, L = col.shape
     OW = L // OH if OH > 0 else 0
     n = S * K
+    xf, colf = x.reshape(x.size), col.reshape(col.size)
     if n * L <= SERIAL_MAX:
         for r in range(n):
-            _unfold_row(x, col, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+            _unfold_row(xf, colf, x.shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
         return
     for r in prange(n):
-        _unfold_row(x, col, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+        _unfold_row(xf, colf, x.shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
 @helper
-def _fold_plane(col, x, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
+def _fold_plane(colf, xf, shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """Plane p = s*C + c of x: zero it, then add every col entry that lands in it, in order."""
-    C, H, W = x.shape[1], x.shape[2], x.shape[3]
+    C, H, W = shape[1], shape[2], shape[3]
     s, c = p // C, p % C
-    dst = x[s, c]
-    for h in range(H):
-        for w in range(W):
-            dst[h, w] = 0
+    _fill0(xf, p * H * W, H * W)
+    usw = np.uint64(sw)
     for i in range(kh):
         for j in range(kw):
-            src = col[s, (c * kh + i) * kw + j]
+            r0 = (s * C * kh + c * kh + i) * kw + j
             off = j * dw - pw
             lo, hi = _ow_range(OW, W, sw, off)
             for oh in range(OH):
                 h = oh * sh - ph + i * dh
                 if h < 0 or h >= H:
                     continue
-                row = dst[h]
-                base = oh * OW
-                for ow in range(lo, hi):
-                    row[ow * sw + off] += src[base + ow]
+                ud = np.uint64((p * H + h) * W + lo * sw + off)
+                us = np.uint64(r0 * L + oh * OW + lo)
+                if sw == 1:
+                    for t in range(np.uint64(hi - lo)):
+                        xf[ud + t] += colf[us + t]
+                else:
+                    for t in range(np.uint64(hi - lo)):
+                        xf[ud + t * usw] += colf[us + t]
 
 
 @kernel(parallel=True)
@@ -117,12 +128,13 @@ def col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
     L = col.shape[2]
     OW = L // OH if OH > 0 else 0
     n = S * C
+    xf, colf = x.reshape(x.size), col.reshape(col.size)
     if n * L * kh * kw <= SERIAL_MAX:
         for p in range(n):
-            _fold_plane(col, x, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+            _fold_plane(colf, xf, x.shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
         return
     for p in prange(n):
-        _fold_plane(col, x, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+        _fold_plane(colf, xf, x.shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
 @helper
@@ -158,13 +170,22 @@ def fold_sum(parts, out, accumulate):
 
 @helper
 def _channel_sum_one(g, out, c):
+    # NOTE: four interleaved float64 partial sums (fixed by position, not by thread), added
+    # in a fixed order: a single running sum is bound by the latency of each addition.
+    L = g.shape[2]
+    L4 = L // 4 * 4
     acc = 0.0
     for n in range(g.shape[0]):
         row = g[n, c]
-        part = 0.0
-        for i in range(row.shape[0]):
-            part += row[i]
-        acc += part
+        a0 = a1 = a2 = a3 = 0.0
+        for i in range(0, L4, 4):
+            a0 += row[i]
+            a1 += row[i + 1]
+            a2 += row[i + 2]
+            a3 += row[i + 3]
+        for i in range(L4, L):
+            a0 += row[i]
+        acc += (a0 + a1) + (a2 + a3)
     out[c] = acc
 
 
