@@ -275,3 +275,6 @@ OPTIMIZERS = [
 ]
 
 NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS
+
+from .optable_cnn import CNN  # noqa: E402  (convolution, pooling, padding, resampling: issue 10)
+NN = NN + CNN

@@ -24,7 +24,7 @@ def _regular(op, input, nd, kernel_size, stride, padding, dilation, ceil_mode, a
     p = tuple_arg(op, "padding", padding, nd, 0)
     d = tuple_arg(op, "dilation", dilation, nd, 1)
     for ki, pi, di in zip(k, p, d):
-        limit = ki // 2 if avg else ((ki - 1) * di + 1) // 2
+        limit = ki // 2     # NOTE: as PyTorch, also for dilated max pooling
         if pi > limit:
             raise ValueError(f"{op}: padding {p} should be at most half of the kernel size {k}")
     if input.ndim not in (nd + 1, nd + 2):
