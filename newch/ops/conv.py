@@ -160,6 +160,13 @@ def conv2d_core(op, input, weight, bias, geo):
     return out
 
 
+def refuse_create_graph(name, g):
+    """The gradient kernels record no graph: refuse create_graph=True rather than return zeros."""
+    if needs_grad(g):
+        raise RuntimeError(f"{name}: double backward (create_graph=True through convolution or "
+                           f"pooling) is not supported by newch")
+
+
 def bias_grad(g, name):
     """Sum of g (N, C, H, W) over all but the channel dim, in a fixed order (float64 sums)."""
     ga = _contiguous(data(g, name))
@@ -186,6 +193,7 @@ def _record_conv(out, input, weight, bias, geo):
     xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
 
     def backward(g):
+        refuse_create_graph(name, g)
         ga = _contiguous(data(g, name))
         dx = empty(xshape, dt) if wk is not None else None
         dw = empty(wshape, dt) if xk is not None else None
@@ -228,6 +236,7 @@ def _record_transpose(out, input, weight, bias, geo):
     xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
 
     def backward(g):
+        refuse_create_graph(name, g)
         ga = _contiguous(data(g, name))
         dx = dw = None
         if wk is not None:

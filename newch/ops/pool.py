@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .alloc import data, empty, kernels
+from .conv import refuse_create_graph
 from .record import needs_grad, record
 
 
@@ -83,6 +84,7 @@ def max_pool(op, input, nd, geo, return_indices=False):
         shape, dt = tuple(input.shape), input.dtype
 
         def backward(g):
+            refuse_create_graph("MaxPool2DWithIndicesBackward0", g)
             dx = empty((P, H, W), dt)
             ga = _contig(data(g, "MaxPool2DWithIndicesBackward0")).reshape(P, OH, OW)
             kernels().max_pool_backward(ga, data(arg, "MaxPool2DWithIndicesBackward0"), hs, hc,
@@ -114,6 +116,7 @@ def avg_pool(op, input, nd, geo, divisor=0):
         shape, dt = tuple(input.shape), input.dtype
 
         def backward(g):
+            refuse_create_graph("AvgPool2DBackward0", g)
             dx = empty((P, H, W), dt)
             ga = _contig(data(g, "AvgPool2DBackward0")).reshape(P, OH, OW)
             kernels().avg_pool_backward(ga, hs, hc, ws, wc, hden, wden, divisor, dx._a)

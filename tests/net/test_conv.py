@@ -251,3 +251,11 @@ def test_graph_keeps_only_what_backward_needs():
     assert newch.mem_stats()["arena_bytes_in_use"] - base < 16 * 8 * 18 * 18 * 4 // 2
     y.backward()
     assert layer.weight.grad is not None
+
+
+def test_double_backward_is_refused_not_silently_zero():
+    x = newch.randn(1, 2, 5, 5, requires_grad=True)
+    w = newch.randn(3, 2, 3, 3, requires_grad=True)
+    y = (F.conv2d(x, w) ** 2).sum()
+    with pytest.raises(RuntimeError, match="double backward"):
+        newch.autograd.grad(y, x, create_graph=True)
