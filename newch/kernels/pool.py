@@ -14,6 +14,8 @@ element in row-major order; a NaN wins (and the last NaN), as in PyTorch.
 Determinism: one ``prange`` iteration owns one plane, forward and backward; the
 backward zeroes its plane of dx, then adds the gradients in output order.
 """
+import numpy as np
+
 from .jit import helper, kernel, prange
 
 __all__ = ["max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward"]
@@ -22,35 +24,42 @@ SERIAL_MAX = 32768     # at or below this many input elements: no thread launch
 
 
 @helper
-def _max_plane(x, out, arg, p, hs, hc, ws, wc, dh, dw):
-    src, dst, am = x[p], out[p], arg[p]
-    for oh in range(out.shape[1]):
+def _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw):
+    """Plane p; xf, outf, argf flat views. Unsigned indexes: no negative-index guards."""
+    H, W, OH, OW = shape[0], shape[1], shape[2], shape[3]
+    ux = np.uint64(p * H * W)
+    uo = np.uint64(p * OH * OW)
+    for oh in range(OH):
         h0, nh = hs[oh], hc[oh]
-        for ow in range(out.shape[2]):
+        for ow in range(OW):
             w0, nw = ws[ow], wc[ow]
-            best = src[h0, w0]
+            base = ux + np.uint64(h0 * W + w0)
+            best = xf[base]
             bi = 0
             for t in range(nh):
-                row = src[h0 + t * dh]
+                row = base + np.uint64(t * dh * W)
                 for u in range(nw):
-                    v = row[w0 + u * dw]
+                    v = xf[row + np.uint64(u * dw)]
                     if v > best or v != v:
                         best = v
                         bi = t * nw + u
-            dst[oh, ow] = best
-            am[oh, ow] = bi
+            o = uo + np.uint64(oh * OW + ow)
+            outf[o] = best
+            argf[o] = bi
 
 
 @kernel(parallel=True)
 def max_pool(x, out, arg, hs, hc, ws, wc, dh, dw):
     """out[p, oh, ow] = max over the window of (oh, ow); arg[p, oh, ow] = its position t*wc[ow] + u."""
     P = x.shape[0]
+    shape = (x.shape[1], x.shape[2], out.shape[1], out.shape[2])
+    xf, outf, argf = x.reshape(x.size), out.reshape(out.size), arg.reshape(arg.size)
     if x.size <= SERIAL_MAX:
         for p in range(P):
-            _max_plane(x, out, arg, p, hs, hc, ws, wc, dh, dw)
+            _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw)
         return
     for p in prange(P):
-        _max_plane(x, out, arg, p, hs, hc, ws, wc, dh, dw)
+        _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw)
 
 
 @helper

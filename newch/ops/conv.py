@@ -23,7 +23,11 @@ from .alloc import data, empty, kernels
 from .pointwise import launch_binary
 from .record import needs_grad, record
 
-COL_BYTES = 1 << 21     # target size of one chunk of unfolded columns
+# Target size of one chunk of unfolded columns (the matrix kernel packs a copy of the same
+# size). Forward can take more (fewer kernel launches): the backward of a layer also holds the
+# output gradient and the input gradient, so its chunks are smaller.
+COL_BYTES = 1 << 21
+COL_BYTES_FORWARD = 1 << 22
 
 
 class Geometry:
@@ -50,10 +54,10 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def _chunk(N, C, OH, OW, geo, itemsize):
-    """Samples unfolded at once: as many as fit in COL_BYTES, at least one."""
+def _chunk(N, C, OH, OW, geo, itemsize, budget=COL_BYTES):
+    """Samples unfolded at once: as many as fit in ``budget`` bytes, at least one."""
     per = C * geo.kh * geo.kw * OH * OW * itemsize
-    return max(1, min(N, COL_BYTES // max(per, 1)))
+    return max(1, min(N, budget // max(per, 1)))
 
 
 class _Products:
@@ -79,7 +83,7 @@ def forward_arrays(x, w, geo, out):
     Co, G = w.shape[0], geo.groups
     OH, OW = out.shape[2], out.shape[3]
     L, Kg = OH * OW, w.shape[1] * geo.kh * geo.kw
-    S = _chunk(N, C, OH, OW, geo, x.itemsize)
+    S = _chunk(N, C, OH, OW, geo, x.itemsize, COL_BYTES_FORWARD)
     K = kernels()
     col = empty((S, C * geo.kh * geo.kw, L), D.from_numpy_dtype(x.dtype))
     w3 = w.reshape(G, Co // G, Kg)
