@@ -1,4 +1,5 @@
-"""Convolution data movement: im2col (unfold a few samples into columns) and col2im (fold back).
+"""Convolution kernels: im2col / col2im (unfold a few samples into columns, fold back), the
+in-order sum of per-sample weight gradients, and the bias gradient.
 
 A convolution is then a matrix product per sample (``bgemm``, in ``ops/conv.py``):
 out[s] (C_out, OH*OW) = W (C_out, C*kh*kw) @ col[s] (C*kh*kw, OH*OW). The
@@ -13,6 +14,7 @@ Determinism: im2col copies, every col row has one writer (one ``prange``
 iteration per row block). col2im sums; one iteration owns a whole (s, c) plane
 of the output and adds the contributions into it in the fixed order (i, j, oh,
 ow) whatever the thread count. Small problems run serially, same bits.
+fold_sum and channel_sum are serial (memory bound, cheap to compile).
 """
 import numpy as np
 
@@ -137,35 +139,22 @@ def col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
         _fold_plane(colf, xf, x.shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
-@helper
-def _fold_sum_block(parts, out, b, accumulate):
-    """Columns [b*BLOCK, ...) of ``fold_sum``."""
-    lo = b * SUM_BLOCK
-    hi = min(lo + SUM_BLOCK, out.shape[0])
-    for j in range(lo, hi):
-        acc = out[j] if accumulate else parts[0, j]
-        for s in range(0 if accumulate else 1, parts.shape[0]):
-            acc = acc + parts[s, j]
-        out[j] = acc
-
-
-SUM_BLOCK = 4096
-
-
-@kernel(parallel=True)
+@kernel
 def fold_sum(parts, out, accumulate):
     """out[j] = ((out[j] + parts[0, j]) + parts[1, j]) + ..., left to right (without out[j] unless
     ``accumulate``): per-sample weight gradients summed in sample order, whatever the chunking.
 
-    parts (S, L), out (L,), C-contiguous.
+    parts (S, L), out (L,), C-contiguous. Serial: one pass over a few weight-sized arrays
+    costs less than a thread launch, and compiles faster.
     """
-    nb = (out.shape[0] + SUM_BLOCK - 1) // SUM_BLOCK
-    if parts.size <= SERIAL_MAX:
-        for b in range(nb):
-            _fold_sum_block(parts, out, b, accumulate)
-        return
-    for b in prange(nb):
-        _fold_sum_block(parts, out, b, accumulate)
+    S, L = parts.shape
+    if not accumulate:
+        for j in range(L):
+            out[j] = parts[0, j]
+    for s in range(0 if accumulate else 1, S):
+        row = parts[s]
+        for j in range(L):
+            out[j] = out[j] + row[j]
 
 
 @helper
@@ -189,16 +178,12 @@ def _channel_sum_one(g, out, c):
     out[c] = acc
 
 
-@kernel(parallel=True)
+@kernel
 def channel_sum(g, out):
     """out[c] = sum over n, i of g[n, c, i] (a bias gradient): float64 sums, per sample then over n.
 
-    g (N, C, L) C-contiguous, out (C,). One ``prange`` iteration per channel.
+    g (N, C, L) C-contiguous, out (C,). Serial: one read of g is memory bound, and a serial
+    kernel compiles in a fraction of a parallel one's time.
     """
-    C = g.shape[1]
-    if g.size <= SERIAL_MAX:
-        for c in range(C):
-            _channel_sum_one(g, out, c)
-        return
-    for c in prange(C):
+    for c in range(g.shape[1]):
         _channel_sum_one(g, out, c)
