@@ -1,4 +1,4 @@
-"""Convolution layers and F.conv1d / conv2d / conv_transpose2d: against PyTorch, finite differences, errors."""
+"""Convolution layers and F.conv1d / conv2d / conv_transpose2d: against PyTorch, finite differences."""
 import math
 
 import numpy as np
