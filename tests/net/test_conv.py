@@ -259,3 +259,19 @@ def test_double_backward_is_refused_not_silently_zero():
     y = (F.conv2d(x, w) ** 2).sum()
     with pytest.raises(RuntimeError, match="double backward"):
         newch.autograd.grad(y, x, create_graph=True)
+
+
+def test_empty_batch_and_non_contiguous_input(torch):
+    x = newch.zeros(0, 3, 5, 5, requires_grad=True)
+    w = newch.ones(4, 3, 3, 3, requires_grad=True)
+    b = newch.ones(4, requires_grad=True)
+    y = F.conv2d(x, w, b)
+    assert tuple(y.shape) == (0, 4, 3, 3)
+    y.sum().backward()
+    assert to_np(w.grad).tolist() == np.zeros((4, 3, 3, 3)).tolist()
+    assert to_np(b.grad).tolist() == [0.0] * 4
+    a = RNG.standard_normal((2, 5, 5, 3))
+    wt = RNG.standard_normal((4, 3, 3, 3))
+    got = F.conv2d(newch.tensor(a).permute(0, 3, 1, 2), newch.tensor(wt))
+    want = torch.nn.functional.conv2d(torch.tensor(a).permute(0, 3, 1, 2), torch.tensor(wt))
+    np.testing.assert_allclose(to_np(got), want.numpy(), rtol=1e-10, atol=1e-10)

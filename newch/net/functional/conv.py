@@ -32,6 +32,9 @@ def _check(op, input, weight, bias, groups, nd, transposed=False):
     if input.ndim not in (nd + 1, nd + 2):
         raise ValueError(f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, "
                          f"got shape {tuple(input.shape)}")
+    if weight.shape[0] == 0 or any(k == 0 for k in weight.shape[2:]):
+        raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} has an empty output "
+                         f"channel or kernel dim")
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
     cin = input.shape[-nd - 1]
