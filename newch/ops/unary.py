@@ -77,9 +77,16 @@ _relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0)
 
 
 def relu(input):
-    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``)."""
+    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``).
+
+    Example:
+        >>> relu(newch.tensor([-1.0, 2.0])).tolist()
+        [0.0, 2.0]
+    """
     out = relu_saving_bits(input)
     return out if out is not None else _relu_plain(input)
+
+
 square = _op("square", C.SQUARE, "PowBackward0", lambda g, x, o: mul(g, mul(x, 2.0)))
 reciprocal = _op("reciprocal", C.RECIPROCAL, "ReciprocalBackward0",
                  lambda g, x, o: mul(g, neg(mul(o, o))), "out")
