@@ -17,6 +17,11 @@ from .module import Module
 from .parameter import Parameter
 from . import parallel
 from .parallel import DataParallel
+# convolution, pooling, padding, resampling layers (issue 10)
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .pool import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                   AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
+from .resample import ConstantPad2d, ReflectionPad2d, ReplicationPad2d, Upsample, ZeroPad2d
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Linear", "Identity",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
@@ -24,3 +29,6 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Lin
            "functional", "init", "parallel", "DataParallel",
            "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "Dropout",
            "Dropout1d", "Dropout2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
+__all__ += ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+            "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "Upsample"]

@@ -79,9 +79,11 @@ def mul(input, other):
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
         ga, gb = _wants(input), _wants(other)
+        # NOTE: the closure holds only the operand each gradient needs
+        ka, kb = other if ga else None, input if gb else None
         record(out, "MulBackward0", (input, other),
-               lambda g: (sum_to(mul(g, other), sa) if ga else None,
-                          sum_to(mul(g, input), sb) if gb else None),
+               lambda g: (sum_to(mul(g, ka), sa) if ga else None,
+                          sum_to(mul(g, kb), sb) if gb else None),
                saved=[x for x, w in ((other, ga), (input, gb)) if w and isinstance(x, Tensor)])
     return out
 

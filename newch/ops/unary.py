@@ -7,6 +7,7 @@ from .alloc import data, empty
 from .arith import add, div, mul, sub
 from .pointwise import cast, launch_unary
 from .record import needs_grad, record
+from .relu import relu_saving_bits
 
 _INT_OK = {C.NEG, C.ABS, C.SIGN, C.SQUARE, C.RELU}
 _IDENTITY_ON_INT = {C.FLOOR, C.CEIL, C.ROUND, C.TRUNC}
@@ -34,7 +35,10 @@ def unary(op, code, x, name=None, grad=None, saves="x"):
     launch_unary(code, a, out._a)
     if grad is not None and needs_grad(x):
         saved = {"x": [x], "out": [out], "both": [x, out], None: []}[saves]
-        record(out, name, (x,), lambda g: (grad(g, x, out),), saved=saved)
+        # NOTE: the closure holds only what it saved (an input it holds would stay alive)
+        kx = x if saves in ("x", "both") else None
+        ko = out if saves in ("out", "both") else None
+        record(out, name, (x,), lambda g: (grad(g, kx, ko),), saved=saved)
     return out
 
 
@@ -69,7 +73,20 @@ tan = _op("tan", C.TAN, "TanBackward0", lambda g, x, o: mul(g, add(mul(o, o), 1.
 tanh = _op("tanh", C.TANH, "TanhBackward0", lambda g, x, o: mul(g, sub(1.0, mul(o, o))), "out")
 sigmoid = _op("sigmoid", C.SIGMOID, "SigmoidBackward0",
               lambda g, x, o: mul(g, mul(o, sub(1.0, o))), "out")
-relu = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0), "out")
+_relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0), "out")
+
+
+def relu(input):
+    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``).
+
+    Example:
+        >>> relu(newch.tensor([-1.0, 2.0])).tolist()
+        [0.0, 2.0]
+    """
+    out = relu_saving_bits(input)
+    return out if out is not None else _relu_plain(input)
+
+
 square = _op("square", C.SQUARE, "PowBackward0", lambda g, x, o: mul(g, mul(x, 2.0)))
 reciprocal = _op("reciprocal", C.RECIPROCAL, "ReciprocalBackward0",
                  lambda g, x, o: mul(g, neg(mul(o, o))), "out")

@@ -278,3 +278,6 @@ OPTIMIZERS = [
 from .optable_nn_norm import NORM_LOSS  # noqa: E402  (normalisation, dropout, classification losses)
 
 NN = FUNCTIONAL + _init_rows() + LAYERS + OPTIMIZERS + GO.OPTIMIZERS + NORM_LOSS
+
+from .optable_cnn import CNN  # noqa: E402  (convolution, pooling, padding, resampling: issue 10)
+NN = NN + CNN

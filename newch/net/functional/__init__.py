@@ -12,9 +12,18 @@ from .classification_loss import (binary_cross_entropy, binary_cross_entropy_wit
 from .dropout import dropout, dropout1d, dropout2d
 from .normalization import batch_norm, group_norm, layer_norm
 
+# convolution, pooling, padding, resampling (issue 10)
+from .conv import conv1d, conv2d, conv_transpose2d, pad
+from .pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+                   avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from .resample import interpolate
+
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss",
            "huber_loss",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "one_hot", "dropout", "dropout1d", "dropout2d", "batch_norm", "layer_norm",
            "group_norm"]
+__all__ += ["conv1d", "conv2d", "conv_transpose2d", "pad", "max_pool1d", "max_pool2d", "avg_pool1d",
+            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+            "adaptive_max_pool2d", "interpolate"]
