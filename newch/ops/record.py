@@ -1,7 +1,7 @@
 """How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
 import weakref
 
-from ..autograd.graph import Accumulate, Node, is_grad_enabled
+from ..autograd.graph import Accumulate, Node, SavedTensor, is_grad_enabled
 from ..tensor import Tensor
 
 
@@ -31,9 +31,10 @@ def edge(t):
 def record(out, name, inputs, backward, saved=()):
     """Make ``out`` (a tensor or tuple of tensors) the result of node ``name``.
 
-    ``backward(grad_out)`` returns one gradient (or None) per entry of ``inputs``.
-    ``saved`` are the tensors the closure captured: autograd checks at backward
-    that none was modified in place since.
+    ``backward(grad_out, *saved)`` returns one gradient (or None) per entry of
+    ``inputs``. ``saved`` lists every tensor the backward reads: it gets them back as
+    arguments, after autograd checked that none was freed or modified in place since.
+    The closure itself must hold no tensor and no numpy view of tensor memory.
     """
     tensors = [x for x in inputs if isinstance(x, Tensor)]
     for x in tensors:
@@ -43,9 +44,10 @@ def record(out, name, inputs, backward, saved=()):
                 f"{name}: an input is a view ({vn.name()}) whose base tensor was modified in place "
                 f"after the view was taken; newch autograd cannot follow that. Take the view after "
                 f"the in-place op, or .clone() it before")
-    node = Node(name, backward, tuple(edge(x) for x in inputs),
-                tuple((s._s, s._s.version) for s in saved))
     outs = out if isinstance(out, tuple) else (out,)
+    node = Node(name, backward, tuple(edge(x) for x in inputs),
+                tuple(SavedTensor(s, any(s is o for o in outs)) for s in saved),
+                tuple(x.dtype if isinstance(x, Tensor) else None for x in inputs))
     # NOTE: a fresh output sharing an input's memory is a view; an in-place op's output is
     # one of its inputs (setitem) and is not.
     if not any(x is o for o in outs for x in tensors) and \
@@ -55,6 +57,28 @@ def record(out, name, inputs, backward, saved=()):
         o._node = node
         o._rg = True
     return out
+
+
+def pack(*xs):
+    """Operands for ``record``: (tensors among ``xs``, ``restore``).
+
+    Save the tensors; ``restore(*saved)`` gives ``xs`` back with each tensor replaced
+    by its checked saved copy (numbers and None pass through), so a backward over
+    mixed tensor/number operands never captures a tensor itself.
+
+    Example:
+        >>> saved, restore = pack(x, 2.0)
+        >>> record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+    """
+    slots = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
+    consts = [None if isinstance(x, Tensor) else x for x in xs]
+
+    def restore(*saved):
+        vals = list(consts)
+        for i, t in zip(slots, saved):
+            vals[i] = t
+        return vals
+    return [xs[i] for i in slots], restore
 
 
 def sum_to(g, shape):
