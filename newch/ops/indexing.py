@@ -15,7 +15,7 @@ def _as_index(op, x):
         a = data(x, op)
         if a.dtype.kind == "f":
             raise IndexError(f"{op}: tensors used as indices must be long, int or bool, got {x.dtype}")
-        return a if a.dtype == np.bool_ else a.astype(np.int64, copy=False)
+        return a     # NOTE: numpy indexes with any integer dtype: no int64 copy outside the arena
     if isinstance(x, (list, np.ndarray)):
         a = np.asarray(x) if isinstance(x, np.ndarray) or len(x) else np.zeros(0, np.int64)
         if a.dtype.kind == "f":
@@ -155,17 +155,9 @@ def _scatter_into(gi, items, g):
         rows = 1
     # NOTE: the tensors (not only their arrays) stay referenced until the kernel is done:
     # an arena array whose tensor is dropped points at bytes the arena may hand out again
-    src = _contiguous(g)
-    kernels().index_add_3d(dst.reshape(1, -1, rows), pos._a, src._a.reshape(1, pos._a.shape[0], rows))
-
-
-def _contiguous(t):
-    """``t`` itself if its memory is C-contiguous, else a C-contiguous copy."""
-    if data(t, "backward").flags.c_contiguous:
-        return t
-    tmp = empty(tuple(t.shape), t.dtype)
-    copy_into(t._a, tmp._a)
-    return tmp
+    copy = _contiguous_array(ga)
+    src = (copy._a if copy is not None else ga).reshape(1, pos._a.shape[0], rows)
+    kernels().index_add_3d(dst.reshape(1, -1, rows), pos._a, src)
 
 
 def _check_range(op, ix, n, dim, allow_negative=True):
@@ -292,10 +284,15 @@ def scatter_add_(input, dim, index, src):
             raise ValueError("scatter_add_: input must be contiguous")
         o3 = a.reshape(int(np.prod(a.shape[:d])), a.shape[d], -1)
         if tuple(ix.shape) != tuple(a.shape[:d]) + (ix.shape[d],) + tuple(a.shape[d + 1:]):
-            # NOTE: index smaller than input off-dim: scatter through numpy on a view
+            # NOTE: index smaller than input off-dim: scatter into an arena copy of the block it
+            # covers, then copy the block back (a strided block has no 3-D view in general)
             sl = tuple(slice(0, ix.shape[k]) if k != d else slice(None) for k in range(a.ndim))
-            view = a[sl]
-            np.add.at(view, tuple(ix if k == d else np.indices(ix.shape)[k] for k in range(a.ndim)), s)
+            block = empty(a[sl].shape, input.dtype)
+            copy_into(a[sl], block._a)
+            i3, k1 = _three(ix, d)
+            s3, k2 = _three(s, d)
+            kernels().scatter_add_3d(block._a.reshape(i3.shape[0], a.shape[d], i3.shape[2]), i3, s3)
+            copy_into(block._a, a[sl])
         else:
             i3, k1 = _three(ix, d)
             s3, k2 = _three(s, d)
@@ -326,14 +323,27 @@ def scatter_add(input, dim, index, src):
 
 def _masked_select_arrays(input, a, m):
     K = kernels()
-    mf = np.ascontiguousarray(m).reshape(-1)
+    # NOTE: contiguous copies go to the arena, and their tensors stay referenced while the
+    # kernels read them (an arena array whose tensor died points at reusable bytes)
+    mt = _contiguous_array(m)
+    mf = mt._a.reshape(-1) if mt is not None else m.reshape(-1)
     cnt = np.zeros(1, np.int64)
     K.mask_count(mf, cnt)
     out = empty((int(cnt[0]),), input.dtype)
-    src = a if a.flags.c_contiguous else input.contiguous()._a
+    st = _contiguous_array(a)
+    src = st._a if st is not None else a
     if out._a.size:
         K.masked_select(src.reshape(-1), mf, out._a)
     return out
+
+
+def _contiguous_array(a):
+    """None if array ``a`` is C-contiguous, else a tensor holding a contiguous copy of it."""
+    if a.flags.c_contiguous:
+        return None
+    tmp = empty(a.shape, D.from_numpy_dtype(a.dtype))
+    copy_into(a, tmp._a)
+    return tmp
 
 
 def masked_select(input, mask):
