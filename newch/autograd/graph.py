@@ -95,13 +95,14 @@ class SavedTensor:
     reference cycle keeping a dropped result's bytes until the cyclic GC runs); the
     node is attached again when it is unpacked under ``create_graph``.
     """
-    __slots__ = ("tensor", "array", "storage", "version", "is_output")
+    __slots__ = ("tensor", "storage", "version", "is_output")
 
     def __init__(self, t, is_output):
         self.storage = t._s
         self.version = t._s.version
-        self.array = t._a
         self.is_output = is_output
+        # NOTE: no numpy array kept here: release() swaps the arrays of a storage's tensors
+        # (this alias included) so that its bytes really go back
         self.tensor = t._make(t._a, t._s) if is_output else t
 
     def check(self, node):
@@ -112,7 +113,7 @@ class SavedTensor:
             g = st.gen
             why = "release()" if g.how == "release()" else f"the step_end() of step {g.step}"
             raise NcError(
-                f"backward: a tensor saved by {node.name()} (shape {tuple(self.array.shape)}) was "
+                f"backward: a tensor saved by {node.name()} (shape {tuple(self.tensor.shape)}) was "
                 f"freed by {why} before backward ran; keep what backward needs alive (create it "
                 f"inside `with newch.persistent():` or call backward before step_end())")
         if st.version != self.version:
@@ -120,17 +121,20 @@ class SavedTensor:
                 f"backward: one of the tensors saved by {node.name()} for gradient computation "
                 f"was modified by an inplace operation (an in-place write: version {st.version}, "
                 f"expected {self.version}); use an out-of-place op or .clone() before modifying it")
+        if self.tensor._s is not st:
+            raise RuntimeError(
+                f"backward: the data of a tensor saved by {node.name()} was replaced (`.data =`) "
+                f"after it was saved; assign .data before the forward pass, or after backward")
 
     def unpack(self, node):
         """The saved tensor for ``node``'s backward, after ``check``."""
         self.check(node)
         t = self.tensor
-        if self.is_output or t._s is not self.storage:
+        if self.is_output:
             # NOTE: a fresh alias each time: the node only lives in it while backward runs
-            alias = t._make(self.array, self.storage)
+            t = t._make(t._a, t._s)
             if is_grad_enabled():
-                alias._node, alias._rg = (node, True) if self.is_output else (t._node, t._rg)
-            return alias
+                t._node, t._rg = node, True
         return t
 
 

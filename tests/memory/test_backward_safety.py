@@ -6,6 +6,7 @@ which raises ``NcError`` (naming the node) when one was freed by ``release()`` o
 The issue's reproducers are here, for every op that indexes by a saved tensor.
 """
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -102,6 +103,31 @@ def test_the_index_is_kept_alive_by_the_graph_while_referenced():
     y.backward()
     assert x.grad.tolist() == [1.0, 0.0, 0.0, 0.0, 2.0]
     del junk
+
+
+def test_release_of_a_saved_persistent_tensor_gives_its_bytes_back_at_once():
+    x = _leaf(4)
+    with newch.persistent():
+        w = newch.randn(1000)
+    y = (x.sum() * w).sum()         # MulBackward0 saved w
+    root = w._s.buf
+    while root.base is not None:
+        root = root.base
+    freed = weakref.ref(root)
+    del root
+    newch.release(w)
+    assert freed() is None          # the graph keeps no numpy view of the released bytes
+    with pytest.raises(NcError, match="MulBackward0.*release"):
+        y.backward()
+
+
+def test_replacing_the_data_of_a_saved_tensor_raises():
+    x = _leaf(3)
+    t = newch.rand(3)
+    y = (x * t).sum()
+    t.data = newch.ones(3)
+    with pytest.raises(RuntimeError, match="MulBackward0.*replaced"):
+        y.backward()
 
 
 # -- version counters on everything backward reads -------------------------------------
