@@ -8,6 +8,7 @@ close to the forward's live set instead of "all activations plus all grads".
 import heapq
 
 from ..context import default_context
+from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor
 from .graph import Accumulate, Node, set_grad_enabled
 
@@ -131,8 +132,8 @@ class _Walk:
             if nxt is not None:
                 # NOTE: as PyTorch, a gradient takes the dtype of the tensor it flows into
                 # (a float64 grad reaching a float32 matmul result is cast down)
-                if gi is not None and dt is not None and gi.dtype is not dt:
-                    gi = gi.to(dt)
+                if gi is not None and dt is not None and gi._a.dtype != dt:
+                    gi = gi.to(from_numpy_dtype(dt))
                 self.send(nxt, gi)
 
 

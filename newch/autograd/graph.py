@@ -145,7 +145,8 @@ class Node:
     or None when that input needs no gradient. ``saved`` holds a ``SavedTensor`` per
     tensor the backward reads; the engine unpacks them (checking each is alive and
     unmodified) and passes them after the gradient. ``dtypes`` are the inputs'
-    dtypes: a gradient is cast to its input's dtype before it flows on.
+    numpy dtypes (None where no gradient flows): a gradient is cast to its input's
+    dtype before it flows on.
     """
     __slots__ = ("_name", "backward", "next", "saved", "dtypes", "retain", "seq", "view_version",
                  "__weakref__")

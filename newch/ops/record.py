@@ -45,9 +45,18 @@ def record(out, name, inputs, backward, saved=()):
                 f"after the view was taken; newch autograd cannot follow that. Take the view after "
                 f"the in-place op, or .clone() it before")
     outs = out if isinstance(out, tuple) else (out,)
-    node = Node(name, backward, tuple(edge(x) for x in inputs),
-                tuple(SavedTensor(s, any(s is o for o in outs)) for s in saved),
-                tuple(x.dtype if isinstance(x, Tensor) else None for x in inputs))
+    edges, dtypes = [], []
+    for x in inputs:
+        e = edge(x)
+        edges.append(e)
+        dtypes.append(x._a.dtype if e is not None else None)   # numpy's: a cheap attribute
+    if not saved:
+        kept = ()
+    elif len(outs) == 1:
+        kept = tuple([SavedTensor(s, s is out) for s in saved])
+    else:
+        kept = tuple([SavedTensor(s, any(s is o for o in outs)) for s in saved])
+    node = Node(name, backward, tuple(edges), kept, tuple(dtypes))
     # NOTE: a fresh output sharing an input's memory is a view; an in-place op's output is
     # one of its inputs (setitem) and is not.
     if not any(x is o for o in outs for x in tensors) and \
@@ -71,6 +80,8 @@ def pack(*xs):
         >>> record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
     """
     slots = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
+    if len(slots) == len(xs):
+        return list(xs), _as_given      # NOTE: the common case, without a closure per op
     consts = [None if isinstance(x, Tensor) else x for x in xs]
 
     def restore(*saved):
@@ -79,6 +90,10 @@ def pack(*xs):
             vals[i] = t
         return vals
     return [xs[i] for i in slots], restore
+
+
+def _as_given(*saved):
+    return saved
 
 
 def sum_to(g, shape):
