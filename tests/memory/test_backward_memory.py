@@ -45,7 +45,7 @@ def test_backward_of_a_20_layer_mlp_frees_as_it_goes(ctx):
     # scratch at a time, not "every activation and every gradient".
     grad_bytes = batch * width * 4
     gemm_bytes = ctx.kernels.gemm_scratch(batch, width, width) * 4
-    assert peak - activations <= gemm_bytes + 4 * grad_bytes
+    assert peak - activations <= gemm_bytes + 6 * grad_bytes
     assert peak < 0.8 * (activations + act_grads)
     del loss
     assert newch.mem_stats()["arena_bytes_in_use"] == base           # graph fully released
