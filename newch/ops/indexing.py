@@ -138,6 +138,8 @@ def _scatter_into(gi, items, g):
     if _is_basic(items):
         dst[_with_ellipsis(items)] += ga
         return
+    if ga.size == 0:
+        return
     if len(items) == 1 and isinstance(items[0], np.ndarray) and items[0].dtype == np.bool_ \
             and items[0].shape == dst.shape:
         dst[items[0]] = ga          # NOTE: a mask selects each element at most once
