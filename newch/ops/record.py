@@ -36,31 +36,35 @@ def record(out, name, inputs, backward, saved=()):
     arguments, after autograd checked that none was freed or modified in place since.
     The closure itself must hold no tensor and no numpy view of tensor memory.
     """
-    tensors = [x for x in inputs if isinstance(x, Tensor)]
-    for x in tensors:
+    outs = out if isinstance(out, tuple) else (out,)
+    edges, dtypes, shares, is_inplace = [], [], False, False
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            edges.append(None)
+            dtypes.append(None)
+            continue
         vn = x._node
         if vn is not None and vn.view_version is not None and vn.view_version != x._s.version:
             raise RuntimeError(
                 f"{name}: an input is a view ({vn.name()}) whose base tensor was modified in place "
                 f"after the view was taken; newch autograd cannot follow that. Take the view after "
                 f"the in-place op, or .clone() it before")
-    outs = out if isinstance(out, tuple) else (out,)
-    edges, dtypes = [], []
-    for x in inputs:
+        for o in outs:
+            is_inplace = is_inplace or x is o
+            shares = shares or x._s is o._s
         e = edge(x)
         edges.append(e)
         dtypes.append(x._a.dtype if e is not None else None)   # numpy's: a cheap attribute
     if not saved:
         kept = ()
     elif len(outs) == 1:
-        kept = tuple([SavedTensor(s, s is out) for s in saved])
+        kept = tuple([SavedTensor(t, t is out) for t in saved])
     else:
-        kept = tuple([SavedTensor(s, any(s is o for o in outs)) for s in saved])
+        kept = tuple([SavedTensor(t, any(t is o for o in outs)) for t in saved])
     node = Node(name, backward, tuple(edges), kept, tuple(dtypes))
     # NOTE: a fresh output sharing an input's memory is a view; an in-place op's output is
     # one of its inputs (setitem) and is not.
-    if not any(x is o for o in outs for x in tensors) and \
-            any(x._s is o._s for o in outs for x in tensors):
+    if shares and not is_inplace:
         node.view_version = outs[0]._s.version
     for o in outs:
         o._node = node
