@@ -8,6 +8,7 @@ close to the forward's live set instead of "all activations plus all grads".
 import heapq
 
 from ..context import default_context
+from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor
 from .graph import Accumulate, Node, set_grad_enabled
 
@@ -115,23 +116,24 @@ class _Walk:
             raise RuntimeError(
                 f"backward: trying to backward through {node.name()} a second time (its saved "
                 f"tensors were already freed); pass retain_graph=True to the first backward")
-        for st, version in node.saved:
-            if st.version != version:
-                raise RuntimeError(
-                    f"backward: a tensor saved by {node.name()} was modified by an in-place "
-                    f"operation (version {st.version}, expected {version}); use an out-of-place "
-                    f"op or .clone() before modifying it")
+        for s in node.saved:
+            s.check(node)     # NOTE: before anything happens: a freed or changed input raises
         if node.retain is not None:
             t = node.retain()
             if t is not None:
                 _accumulate_grad(t, g, self.create_graph)
-        grads = node.backward(g)
+        grads = node.backward(g, *[s.unpack(node) for s in node.saved])
         if not self.retain_graph:
-            # NOTE: this frees memory during backward: the closure held the saved tensors.
+            # NOTE: this frees memory during backward: the node held the saved tensors.
             node.backward = None
             node.saved = ()
-        for nxt, gi in zip(node.next, grads):
+        dtypes = node.dtypes or (None,) * len(node.next)
+        for nxt, gi, dt in zip(node.next, grads, dtypes):
             if nxt is not None:
+                # NOTE: as PyTorch, a gradient takes the dtype of the tensor it flows into
+                # (a float64 grad reaching a float32 matmul result is cast down)
+                if gi is not None and dt is not None and gi._a.dtype != dt:
+                    gi = gi.to(from_numpy_dtype(dt))
                 self.send(nxt, gi)
 
 

@@ -21,25 +21,29 @@ class FunctionCtx:
         self.non_differentiable = tensors
 
 
-def _fit(name, k, grad, arg):
-    """Check gradient ``k`` a custom backward returned: sum a broadcast one down, match the dtype."""
-    if grad is None or not (isinstance(arg, Tensor) and arg.requires_grad):
+def _fit(name, k, grad, meta):
+    """Check gradient ``k`` a custom backward returned: sum a broadcast one down, match the dtype.
+
+    ``meta`` is (shape, dtype, requires_grad) of the forward input, None for a non-tensor.
+    """
+    if grad is None or meta is None or not meta[2]:
         return None
+    shape, dtype = meta[0], meta[1]
     if not isinstance(grad, Tensor):
         raise TypeError(f"{name}.backward: gradient {k} must be a Tensor or None, got "
                         f"{type(grad).__name__}")
-    if tuple(grad.shape) != tuple(arg.shape):
+    if tuple(grad.shape) != shape:
         from ..ops.layout import broadcast_shapes
         from ..ops.record import sum_to
         try:
-            ok = broadcast_shapes(name, arg.shape, grad.shape) == tuple(grad.shape)
+            ok = broadcast_shapes(name, shape, grad.shape) == tuple(grad.shape)
         except ValueError:
             ok = False
         if not ok:
             raise RuntimeError(f"{name}.backward: gradient {k} has shape {tuple(grad.shape)}, "
-                               f"expected the input's shape {tuple(arg.shape)}")
-        grad = sum_to(grad, arg.shape)
-    return grad if grad.dtype is arg.dtype else grad.to(arg.dtype)
+                               f"expected the input's shape {shape}")
+        grad = sum_to(grad, shape)
+    return grad if grad.dtype is dtype else grad.to(dtype)
 
 
 class Function:
@@ -70,7 +74,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from ..ops.record import needs_grad, record
+        from ..ops.record import needs_grad, pack, record
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
@@ -79,18 +83,30 @@ class Function:
             outs = out if isinstance(out, tuple) else (out,)
             nd = {id(t) for t in getattr(ctx, "non_differentiable", ())}
 
-            def backward(g):
-                res = cls.backward(ctx, g)
+            # NOTE: shapes and flags only: the saved tensors reach backward through record
+            metas = [(tuple(a.shape), a.dtype, a.requires_grad) if isinstance(a, Tensor) else None
+                     for a in args]
+            kept = ctx.saved_tensors
+            saved, restore = pack(*kept)
+            ctx.saved_tensors = ()
+
+            def backward(g, *s):
+                ctx.saved_tensors = tuple(restore(*s))
+                try:
+                    res = cls.backward(ctx, g)
+                finally:
+                    ctx.saved_tensors = ()
                 res = res if isinstance(res, tuple) else (res,)
-                if len(res) != len(args):
+                if len(res) != len(metas):
                     raise RuntimeError(f"{cls.__name__}.backward returned {len(res)} gradients, "
-                                       f"expected {len(args)} (one per forward input)")
-                return tuple(_fit(cls.__name__, k, r, a) for k, (r, a) in enumerate(zip(res, args)))
+                                       f"expected {len(metas)} (one per forward input)")
+                return tuple(_fit(cls.__name__, k, r, m) for k, (r, m) in enumerate(zip(res, metas)))
             diff = tuple(o for o in outs if isinstance(o, Tensor) and id(o) not in nd)
             if len(diff) > 1:
                 raise NotImplementedError(f"{cls.__name__}: newch Functions support one "
                                           f"differentiable output")
             if diff:
-                record(diff[0], f"{cls.__name__}Backward", args, backward,
-                       saved=[t for t in ctx.saved_tensors if t is not None])
+                record(diff[0], f"{cls.__name__}Backward", args, backward, saved)
+            else:
+                ctx.saved_tensors = kept
         return out

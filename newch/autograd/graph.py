@@ -86,23 +86,80 @@ class inference_mode(no_grad):
         self._flag = not mode
 
 
+class SavedTensor:
+    """A tensor a backward reads, kept so that reading it later is checked.
+
+    ``unpack`` refuses a tensor whose memory was freed (``NcError``) or written in
+    place since it was saved (``RuntimeError``), naming the node. An op's own output
+    is held as a plain alias without the node (output -> node -> output would be a
+    reference cycle keeping a dropped result's bytes until the cyclic GC runs); the
+    node is attached again when it is unpacked under ``create_graph``.
+    """
+    __slots__ = ("tensor", "storage", "version", "is_output")
+
+    def __init__(self, t, is_output):
+        self.storage = t._s
+        self.version = t._s.version
+        self.is_output = is_output
+        # NOTE: no numpy array kept here: release() swaps the arrays of a storage's tensors
+        # (this alias included) so that its bytes really go back
+        self.tensor = t._make(t._a, t._s) if is_output else t
+
+    def check(self, node):
+        """Raise unless the saved memory is alive and unmodified."""
+        st = self.storage
+        if not st.gen.alive:
+            from ..errors import NcError
+            g = st.gen
+            why = "release()" if g.how == "release()" else f"the step_end() of step {g.step}"
+            raise NcError(
+                f"backward: a tensor saved by {node.name()} (shape {tuple(self.tensor.shape)}) was "
+                f"freed by {why} before backward ran; keep what backward needs alive (create it "
+                f"inside `with newch.persistent():` or call backward before step_end())")
+        if st.version != self.version:
+            raise RuntimeError(
+                f"backward: one of the tensors saved by {node.name()} for gradient computation "
+                f"was modified by an inplace operation (an in-place write: version {st.version}, "
+                f"expected {self.version}); use an out-of-place op or .clone() before modifying it")
+        if self.tensor._s is not st:
+            raise RuntimeError(
+                f"backward: the data of a tensor saved by {node.name()} was replaced (`.data =`) "
+                f"after it was saved; assign .data before the forward pass, or after backward")
+
+    def unpack(self, node):
+        """The saved tensor for ``node``'s backward, after ``check``."""
+        self.check(node)
+        t = self.tensor
+        if self.is_output:
+            # NOTE: a fresh alias each time: the node only lives in it while backward runs
+            t = t._make(t._a, t._s)
+            if is_grad_enabled():
+                t._node, t._rg = node, True
+        return t
+
+
 class Node:
-    """One recorded operation: ``backward(grad) -> tuple of input grads (or None)``.
+    """One recorded operation: ``backward(grad, *saved) -> tuple of input grads (or None)``.
 
     ``next`` has one entry per input: the input's Node, its leaf ``Accumulate``,
-    or None when that input needs no gradient. ``saved`` lists (storage, version)
-    of tensors the closure captured, checked for in-place changes at backward.
+    or None when that input needs no gradient. ``saved`` holds a ``SavedTensor`` per
+    tensor the backward reads; the engine unpacks them (checking each is alive and
+    unmodified) and passes them after the gradient. ``dtypes`` are the inputs'
+    numpy dtypes (None where no gradient flows): a gradient is cast to its input's
+    dtype before it flows on.
     """
-    __slots__ = ("_name", "backward", "next", "saved", "retain", "seq", "view_version", "__weakref__")
+    __slots__ = ("_name", "backward", "next", "saved", "dtypes", "retain", "seq", "view_version",
+                 "__weakref__")
     _counter = [0]
 
-    def __init__(self, name, backward, nxt, saved):
+    def __init__(self, name, backward, nxt, saved, dtypes=None):
         self._name = name
         Node._counter[0] += 1
         self.seq = Node._counter[0]   # creation order: backward runs newest first
         self.backward = backward
         self.next = nxt
         self.saved = saved
+        self.dtypes = dtypes
         self.retain = None     # weakref to the output tensor when retain_grad() was called
         # when the output is a view of an input: the memory's version when the view was made
         # (None otherwise); in-place on the view, or using it after its base changed, is refused

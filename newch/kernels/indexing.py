@@ -1,7 +1,9 @@
 """Indexing kernels: select, gather, index_add / scatter_add / index_put, masks.
 
-Indices are int64 and already validated by ``ops/`` (0 <= idx < D); an index
-out of range is undefined behaviour here. Work is split into tiles of whole
+Indices are int64 and validated by ``ops/`` (0 <= idx < D); every kernel that
+reads or writes through an index checks it again in a serial pass before any
+write, and raises IndexError (nothing written) whatever the caller passed, so a
+stale or corrupted index can never touch memory outside the arrays. Work is split into tiles of whole
 rows x one I-block (``reduce.tile_plan``), depending on shapes only. Kernels
 that add into an output give each output element to one task, which adds its
 contributions in increasing j, so duplicates in ``idx`` sum deterministically.
@@ -12,9 +14,47 @@ from .jit import kernel, helper, prange
 from .reduce import tile_plan, tile_bounds
 
 __all__ = ["index_select_3d", "index_add_3d", "gather_3d", "scatter_add_3d", "mask_count",
-           "masked_select", "masked_fill_nd", "index_put_3d"]
+           "masked_select", "masked_fill_nd", "index_put_3d", "wrap_index"]
 
 SERIAL_WORK = 1 << 15   # fewer elements than this: serial path, no thread launch
+
+
+@helper
+def _check_rows(idx, D):
+    """Raise IndexError unless every entry of the 1-D ``idx`` is in [0, D)."""
+    for j in range(idx.shape[0]):
+        if idx[j] < 0 or idx[j] >= D:
+            raise IndexError("indexing kernel: an index is out of range for the indexed dim")
+
+
+@helper
+def _check_cells(idx, D):
+    """Raise IndexError unless every entry of the 3-D ``idx`` (any strides) is in [0, D)."""
+    O, J, I = idx.shape
+    for o in range(O):
+        for j in range(J):
+            for i in range(I):
+                if idx[o, j, i] < 0 or idx[o, j, i] >= D:
+                    raise IndexError("indexing kernel: an index is out of range for the indexed dim")
+
+
+@kernel
+def wrap_index(idx, n, allow_negative, out, bad):
+    """Validate and normalise 1-D indices into a dim of size ``n``.
+
+    out[k] = idx[k] (+ n when negative and ``allow_negative``), as int64. bad[0] is
+    set to the position of the first index outside the range (-1 if none); entries
+    from there on are not written. Serial: one pass over the indices.
+    """
+    bad[0] = -1
+    for k in range(idx.shape[0]):
+        v = np.int64(idx[k])
+        if v < 0 and allow_negative:
+            v += n
+        if v < 0 or v >= n:
+            bad[0] = k
+            return
+        out[k] = v
 
 
 @helper
@@ -37,6 +77,7 @@ def index_select_3d(x, idx, out):
     x: (O, D, I) any strides. idx: (J,) int64 in [0, D). out: (O, J, I) C-contiguous.
     """
     O, J, I = out.shape
+    _check_rows(idx, x.shape[1])
     ntask, per, ib, nib = tile_plan(O * J, 1, I)
     if out.size < SERIAL_WORK:
         for t in range(ntask):
@@ -70,6 +111,7 @@ def gather_3d(x, idx, out):
     out: (O, J, I) C-contiguous.
     """
     O, J, I = out.shape
+    _check_cells(idx, x.shape[1])
     ntask, per, ib, nib = tile_plan(O * J, 1, I)
     if out.size < SERIAL_WORK:
         for t in range(ntask):
@@ -106,6 +148,7 @@ def index_add_3d(out, idx, src):
     src: (O, J, I) any strides. Each (o, i) column adds its terms in increasing j.
     """
     O, J, I = src.shape
+    _check_rows(idx, out.shape[1])
     ntask, per, ib, nib = tile_plan(O, J, I)
     if src.size < SERIAL_WORK:
         for t in range(ntask):
@@ -126,6 +169,7 @@ def index_put_3d(dst, idx, src, accumulate):
     increasing j when accumulating.
     """
     O, J, I = src.shape
+    _check_rows(idx, dst.shape[1])
     ntask, per, ib, nib = tile_plan(O, J, I)
     if src.size < SERIAL_WORK:
         for t in range(ntask):
@@ -159,6 +203,7 @@ def scatter_add_3d(out, idx, src):
     its terms in increasing j.
     """
     O, J, I = src.shape
+    _check_cells(idx, out.shape[1])
     ntask, per, ib, nib = tile_plan(O, J, I)
     if src.size < SERIAL_WORK:
         for t in range(ntask):
@@ -187,7 +232,15 @@ def masked_select(x, mask, out):
     """Copy the entries of x where mask is True, in order: out = x[mask].
 
     x, mask: (n,) contiguous, mask bool. out: (mask_count(mask),). Serial (a prefix sum).
+    Raises IndexError (nothing written) when the lengths disagree.
     """
+    if mask.shape[0] != x.shape[0]:
+        raise IndexError("masked_select: the mask and the input have different lengths")
+    count = 0
+    for q in range(mask.shape[0]):
+        count += mask[q]
+    if count > out.shape[0]:
+        raise IndexError("masked_select: the output is shorter than the mask's True count")
     k = 0
     for q in range(x.shape[0]):
         if mask[q]:

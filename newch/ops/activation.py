@@ -37,7 +37,7 @@ def leaky_relu(input, negative_slope=0.01):
         # (it survives an in-place write of the result into the input).
         ref = out if negative_slope >= 0 else input
         record(out, "LeakyReluBackward0", (input,),
-               lambda g: (where(gt(ref, 0), g, mul(g, negative_slope)),), saved=[ref])
+               lambda g, r: (where(gt(r, 0), g, mul(g, negative_slope)),), saved=[ref])
     return out
 
 
@@ -55,10 +55,10 @@ def elu(input, alpha=1.0):
         if alpha >= 0:
             # NOTE: for x <= 0 the slope alpha * exp(x) equals out + alpha.
             record(out, "EluBackward0", (input,),
-                   lambda g: (where(gt(out, 0), g, mul(g, add(out, alpha))),), saved=[out])
+                   lambda g, o: (where(gt(o, 0), g, mul(g, add(o, alpha))),), saved=[out])
         else:
             record(out, "EluBackward0", (input,),
-                   lambda g: (where(gt(input, 0), g, mul(g, mul(exp(input), alpha))),),
+                   lambda g, x: (where(gt(x, 0), g, mul(g, mul(exp(x), alpha))),),
                    saved=[input])
     return out
 
@@ -87,7 +87,7 @@ def gelu(input, approximate="none"):
         t, _ = _gelu_tanh_parts(input)
         out = mul(mul(input, add(t, 1.0)), 0.5)
     if needs_grad(input):
-        def backward(g):
+        def backward(g, input):
             th, du = _gelu_tanh_parts(input)
             # d/dx [x (1 + tanh u) / 2] = (1 + tanh u) / 2 + x (1 - tanh^2 u) u' / 2
             slope = add(mul(add(th, 1.0), 0.5),
@@ -121,7 +121,7 @@ def softmax(input, dim, dtype=None):
         launch_binary(C.DIV, a, data(_sum(out, d, keepdim=True), "softmax"), a)
     if needs_grad(x):
         record(out, "SoftmaxBackward0", (x,),
-               lambda g: (mul(out, sub(g, _sum(mul(g, out), d, keepdim=True))),), saved=[out])
+               lambda g, o: (mul(o, sub(g, _sum(mul(g, o), d, keepdim=True))),), saved=[out])
     return out
 
 
@@ -142,5 +142,5 @@ def log_softmax(input, dim, dtype=None):
         launch_binary(C.SUB, a, data(log(total), "log_softmax"), a)
     if needs_grad(x):
         record(out, "LogSoftmaxBackward0", (x,),
-               lambda g: (sub(g, mul(exp(out), _sum(g, d, keepdim=True))),), saved=[out])
+               lambda g, o: (sub(g, mul(exp(o), _sum(g, d, keepdim=True))),), saved=[out])
     return out

@@ -4,8 +4,9 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
+from .alloc import data
 from .pointwise import binary, operand_dtype
-from .record import needs_grad, record, sum_to
+from .record import needs_grad, pack, record, sum_to
 
 
 def _shape(x):
@@ -79,12 +80,12 @@ def mul(input, other):
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
         ga, gb = _wants(input), _wants(other)
-        # NOTE: the closure holds only the operand each gradient needs
-        ka, kb = other if ga else None, input if gb else None
-        record(out, "MulBackward0", (input, other),
-               lambda g: (sum_to(mul(g, ka), sa) if ga else None,
-                          sum_to(mul(g, kb), sb) if gb else None),
-               saved=[x for x, w in ((other, ga), (input, gb)) if w and isinstance(x, Tensor)])
+        saved, restore = pack(other if ga else None, input if gb else None)
+
+        def backward(g, *s):
+            b, a = restore(*s)
+            return (sum_to(mul(g, b), sa) if ga else None, sum_to(mul(g, a), sb) if gb else None)
+        record(out, "MulBackward0", (input, other), backward, saved)
     return out
 
 
@@ -110,12 +111,14 @@ def div(input, other, *, rounding_mode=None):
         sa, sb = _shape(input), _shape(other)
         ga, gb = _wants(input), _wants(other)
 
-        def backward(g):
-            gi = div(g, other)
+        saved, restore = pack(other, out if gb else None)
+
+        def backward(g, *s):
+            b, o = restore(*s)
+            gi = div(g, b)
             return (sum_to(gi, sa) if ga else None,
-                    sum_to(-mul(gi, out), sb) if gb else None)
-        record(out, "DivBackward0", (input, other), backward,
-               saved=[other] + ([out] if gb else []) if isinstance(other, Tensor) else [])
+                    sum_to(-mul(gi, o), sb) if gb else None)
+        record(out, "DivBackward0", (input, other), backward, saved)
     return out
 
 
@@ -128,7 +131,7 @@ def rdiv(input, other):
         return div(other, input)
     out = binary("div", C.RDIV, input, other, compute_dtype=_float_dtype("div", input, other))
     if needs_grad(input):
-        record(out, "DivBackward0", (input,), lambda g: (-div(mul(g, out), input),),
+        record(out, "DivBackward0", (input,), lambda g, x, o: (-div(mul(g, o), x),),
                saved=[input, out])
     return out
 
@@ -159,7 +162,7 @@ def _check_int_divisor(op, dt, input, other):
     """Integer division by zero has no answer: raise, as PyTorch does (floats give inf / nan)."""
     if dt.is_floating_point or any(isinstance(x, Tensor) and x.numel() == 0 for x in (input, other)):
         return
-    zero = (other._a == 0).any() if isinstance(other, Tensor) else other == 0
+    zero = (data(other, op) == 0).any() if isinstance(other, Tensor) else other == 0
     if zero:
         raise ZeroDivisionError(f"{op}: integer division by zero")
 
@@ -198,9 +201,9 @@ def remainder(input, other):
         record(out, "RemainderBackward1", (other,), _no_derivative("remainder"))
     elif needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
+        saved, restore = pack(input, other)
         record(out, "RemainderBackward0", (input, other),
-               lambda g: (sum_to(g, sa), sum_to(-mul(g, _floor_div(input, other)), sb)),
-               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+               lambda g, *s: (sum_to(g, sa), sum_to(-mul(g, _floor_div(*restore(*s))), sb)), saved)
     return out
 
 
@@ -215,9 +218,10 @@ def fmod(input, other):
     out = binary("fmod", C.FMOD, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
+        saved, restore = pack(input, other)
         record(out, "FmodBackward0", (input, other),
-               lambda g: (sum_to(g, sa), sum_to(-mul(g, div(input, other, rounding_mode="trunc")), sb)),
-               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+               lambda g, *s: (sum_to(g, sa), sum_to(-mul(g, div(*restore(*s), rounding_mode="trunc")), sb)),
+               saved)
     return out
 
 
@@ -236,9 +240,12 @@ def pow(input, exponent):
         sa, sb = _shape(input), _shape(exponent)
         ga, gb = _wants(input), _wants(exponent)
 
-        def backward(g):
+        saved, restore = pack(input, exponent, out if gb else None)
+
+        def backward(g, *s):
             from .unary import log
             from .select import where
+            input, exponent, out = restore(*s)
             da = db = None
             if ga:
                 if isinstance(exponent, Tensor):
@@ -252,8 +259,7 @@ def pow(input, exponent):
                 base = input if input.dtype is out.dtype else input.to(out.dtype)   # log in out's precision
                 db = sum_to(mul(g, where(zero, 0.0, mul(out, log(base)))), sb)
             return da, db
-        record(out, "PowBackward0", (input, exponent), backward,
-               saved=[x for x in (input, exponent) if isinstance(x, Tensor)] + ([out] if gb else []))
+        record(out, "PowBackward0", (input, exponent), backward, saved)
     return out
 
 
@@ -265,11 +271,11 @@ def rpow(input, other):
     if needs_grad(input):
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base = float(np.log(np.float64(other)))
-        def backward(g):
+        def backward(g, out, *x):
             if other != 0:
                 return (mul(mul(g, out), log_base),)
             from .select import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
-            return (where(ge(input, 0), 0.0, mul(mul(g, out), log_base)),)
+            return (where(ge(x[0], 0), 0.0, mul(mul(g, out), log_base)),)
         record(out, "PowBackward1", (input,), backward, saved=[out] + ([input] if other == 0 else []))
     return out
 
@@ -289,15 +295,16 @@ def _minmax(op, code, name, input, other):
     out = binary(op, code, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
+        saved, restore = pack(input, other)
 
-        def backward(g):
+        def backward(g, *s):
             from .select import where
+            input, other = restore(*s)
             half = where(eq(input, other), mul(g, 0.5), g)
             mine = gt(input, other) if code == C.MAXIMUM else lt(input, other)
             theirs = lt(input, other) if code == C.MAXIMUM else gt(input, other)
             return (sum_to(where(theirs, 0.0, half), sa), sum_to(where(mine, 0.0, half), sb))
-        record(out, name, (input, other), backward,
-               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+        record(out, name, (input, other), backward, saved)
     return out
 
 
@@ -317,15 +324,16 @@ def atan2(input, other):
     out = binary("atan2", C.ATAN2, input, other, compute_dtype=dt)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
+        saved, restore = pack(input, other)
 
-        def backward(g):
+        def backward(g, *s):
             from .select import where
+            input, other = restore(*s)
             den = add(mul(input, input), mul(other, other))
             at0 = eq(den, 0)      # NOTE: at (0, 0) PyTorch gives both gradients 0, not 0/0
             return (sum_to(where(at0, 0.0, div(mul(g, other), den)), sa),
                     sum_to(where(at0, 0.0, div(mul(-g, input), den)), sb))
-        record(out, "Atan2Backward0", (input, other), backward,
-               saved=[x for x in (input, other) if isinstance(x, Tensor)])
+        record(out, "Atan2Backward0", (input, other), backward, saved)
     return out
 
 

@@ -58,7 +58,7 @@ def _extreme(op, code, argcode, input, dim, keepdim):
         out = reduce(op, code, input, tuple(range(input.ndim)), False, input.dtype)
         if needs_grad(input):
             record(out, f"{op.capitalize()}Backward1", (input,),
-                   lambda g: (_spread(g, input, out, tuple(range(input.ndim)), False, True),),
+                   lambda g, x, o: (_spread(g, x, o, tuple(range(x.ndim)), False, True),),
                    saved=[input, out])
         return out
     if isinstance(dim, (tuple, list)):
@@ -68,13 +68,14 @@ def _extreme(op, code, argcode, input, dim, keepdim):
     if needs_grad(input):
         shape = input.shape
 
-        def backward(g):
+        def backward(g, idx):
             from .indexing import scatter_add_zeros
-            if not input.ndim:       # a 0-d input is its own max along dim 0
+            if not shape:       # a 0-d input is its own max along dim 0
                 return (g,)
             return (scatter_add_zeros(shape, d, idx if keepdim else idx.unsqueeze(d),
                                       g if keepdim else g.unsqueeze(d)),)
-        record(vals, f"{op.capitalize()}Backward0", (input,), backward)
+        # NOTE: the indices are saved like any tensor: `i.zero_()` before backward is refused
+        record(vals, f"{op.capitalize()}Backward0", (input,), backward, saved=[idx])
     return MaxMin(vals, idx)
 
 
@@ -118,7 +119,7 @@ def _amm(op, code, input, dim, keepdim):
     out = reduce(op, code, input, dims, keepdim, input.dtype)
     if needs_grad(input):
         record(out, f"{op.capitalize()}Backward0", (input,),
-               lambda g: (_spread(g, input, out, dims, keepdim),), saved=[input, out])
+               lambda g, x, o: (_spread(g, x, o, dims, keepdim),), saved=[input, out])
     return out
 
 
@@ -165,7 +166,8 @@ def logsumexp(input, dim, keepdim=False):
             from .creation import full
             out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
             if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
-                record(out, "LogsumexpBackward0", (input,), lambda g: (mul(x, 0.0),))
+                zshape = tuple(x.shape)
+                record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
             return out
         from .select import where
         m = where(m.isinf(), 0.0, m)
@@ -173,13 +175,18 @@ def logsumexp(input, dim, keepdim=False):
         from .unary import log
         out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
     if needs_grad(input):
-        def backward(g):
+        def backward(g, x, out):
             from .unary import exp
             gg = _expand_back(g, x.shape, dims, keepdim)
             oo = _expand_back(out, x.shape, dims, keepdim)
             return (mul(gg, exp(sub(x, oo))),)
         record(out, "LogsumexpBackward0", (input,), backward, saved=[x, out])
     return out
+
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
 
 
 def _logic_dims(op, input, dim):

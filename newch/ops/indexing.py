@@ -16,7 +16,7 @@ def _as_index(op, x):
         a = data(x, op)
         if a.dtype.kind == "f":
             raise IndexError(f"{op}: tensors used as indices must be long, int or bool, got {x.dtype}")
-        return a if a.dtype == np.bool_ else a.astype(np.int64, copy=False)
+        return a     # NOTE: numpy indexes with any integer dtype: no int64 copy outside the arena
     if isinstance(x, (list, np.ndarray)):
         a = np.asarray(x) if isinstance(x, np.ndarray) or len(x) else np.zeros(0, np.int64)
         if a.dtype.kind == "f":
@@ -66,25 +66,55 @@ def getitem(input, idx):
                          f"{tuple(a.shape)}: {e}") from None
     if needs_grad(input):
         shape, dt = input.shape, input.dtype
+        template, tensors = _split_index("getitem", idx)
 
-        def backward(g):
+        def backward(g, *ts):
             from .creation import zeros
             gi = zeros(shape, dtype=dt)
-            _scatter_into(gi._a, items, data(g, "backward"))
+            _scatter_into(gi, _normalise("backward", _join_index(template, ts)), g)
             if needs_grad(g):     # create_graph=True: the scatter is differentiable in g
-                record(gi, "IndexBackwardBackward0", (g,), lambda h: (getitem(h, items),), saved=keep)
+                record(gi, "IndexBackwardBackward0", (g,),
+                       lambda h, *us: (getitem(h, _join_index(template, us)),), saved=ts)
             return (gi,)
-        # NOTE: ``items`` views the index tensors' memory: saving them keeps it alive
-        keep = _index_tensors(idx)
         record(out, "IndexBackward0" if not _is_basic(items) else "SliceBackward0", (input,), backward,
-               saved=keep)
+               saved=tensors)
     return out
 
 
-def _index_tensors(idx):
-    """The tensors inside index ``idx`` (their memory must outlive any array viewing it)."""
-    items = idx if isinstance(idx, tuple) else (idx,)
-    return [i for i in items if isinstance(i, Tensor)]
+class _Slot:
+    """Where a tensor sat in an index: ``_join_index`` puts the saved tensor back there."""
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+
+def _split_index(op, idx):
+    """(template, tensors) for a backward that reads index ``idx`` again.
+
+    Every tensor in ``idx`` becomes a slot into ``tensors`` (saved, so it is checked for
+    liveness and in-place changes); lists and numpy arrays are first copied into tensors
+    of their own, since the caller may change them after indexing.
+    """
+    is_tuple = isinstance(idx, tuple)
+    template, tensors = [], []
+    for i in (idx if is_tuple else (idx,)):
+        if isinstance(i, (list, np.ndarray)):
+            from .creation import tensor
+            i = tensor(_as_index(op, i))
+        if isinstance(i, Tensor):
+            template.append(_Slot(len(tensors)))
+            tensors.append(i)
+        else:
+            template.append(i)
+    return (tuple(template), is_tuple), tensors
+
+
+def _join_index(template, tensors):
+    """The index ``_split_index`` took apart, with ``tensors`` in their slots."""
+    items, is_tuple = template
+    items = tuple(tensors[i.k] if isinstance(i, _Slot) else i for i in items)
+    return items if is_tuple else items[0]
 
 
 def _advanced_get(input, a, items):
@@ -95,7 +125,7 @@ def _advanced_get(input, a, items):
             and a.ndim >= 1:
         ix = items[0]
         flat = _check_range("getitem", ix.reshape(-1), a.shape[0], 0)
-        sel = index_select_array(input, a, 0, flat)
+        sel = index_select_array(input, a, 0, flat._a)
         return sel.reshape(tuple(ix.shape) + tuple(a.shape[1:]))
     res = a[items]     # NOTE: rare general case: numpy gathers, then the result moves into the arena
     out = empty(res.shape, input.dtype)
@@ -103,19 +133,48 @@ def _advanced_get(input, a, items):
     return out
 
 
-def _scatter_into(dst, items, g):
+def _scatter_into(gi, items, g):
+    """gi[items] += g for a fresh zero tensor ``gi`` (duplicates in ``items`` accumulate)."""
+    dst, ga = gi._a, data(g, "backward")
     if _is_basic(items):
-        dst[items] += g
+        dst[_with_ellipsis(items)] += ga
+        return
+    if ga.size == 0:
+        return
+    if len(items) == 1 and isinstance(items[0], np.ndarray) and items[0].dtype == np.bool_ \
+            and items[0].shape == dst.shape:
+        dst[items[0]] = ga          # NOTE: a mask selects each element at most once
+        return
+    if len(items) == 1 and isinstance(items[0], np.ndarray) and items[0].dtype != np.bool_ \
+            and dst.ndim >= 1:
+        pos = _check_range("backward", items[0].reshape(-1), dst.shape[0], 0, True)
+        rows = int(np.prod(dst.shape[1:]))
     else:
-        np.add.at(dst, items, g)
+        # NOTE: the general case: the flat positions the forward read, found by indexing an
+        # arange the same way; then one kernel adds g at them (no np.add.at scratch)
+        from .creation import arange
+        ar = arange(dst.size, dtype=D.int64).reshape(dst.shape)
+        pos = _advanced_get(ar, ar._a, items).reshape(-1)
+        rows = 1
+    # NOTE: the tensors (not only their arrays) stay referenced until the kernel is done:
+    # an arena array whose tensor is dropped points at bytes the arena may hand out again
+    copy = _contiguous_array(ga)
+    src = (copy._a if copy is not None else ga).reshape(1, pos._a.shape[0], rows)
+    kernels().index_add_3d(dst.reshape(1, -1, rows), pos._a, src)
 
 
-def _check_range(op, ix, n, dim):
-    if ix.size and (ix.min() < -n or ix.max() >= n):
-        bad = ix[(ix < -n) | (ix >= n)][0]
-        raise IndexError(f"{op}: index {bad} is out of bounds for dim {dim} with size {n}")
-    return np.where(ix < 0, ix + n, ix).astype(np.int64) if ix.size and ix.min() < 0 else \
-        np.ascontiguousarray(ix, dtype=np.int64)
+def _check_range(op, ix, n, dim, allow_negative=True):
+    """``ix`` (1-D, any int dtype) as a tensor of valid int64 positions into a dim of size
+    ``n``; IndexError naming the first bad index (negatives count from the end only if
+    ``allow_negative``, as in PyTorch's indexing; index_select refuses them)."""
+    out = empty((ix.shape[0],), D.int64)
+    bad = np.empty(1, np.int64)
+    kernels().wrap_index(ix, n, allow_negative, out._a, bad)
+    if bad[0] >= 0:
+        lo = -n if allow_negative else 0
+        raise IndexError(f"{op}: index {ix[bad[0]]} is out of bounds for dim {dim} with size {n} "
+                         f"(expected {lo} to {n - 1})")
+    return out
 
 
 def _three(a, dim):
@@ -150,24 +209,28 @@ def index_select(input, dim, index):
     if index.ndim > 1:
         raise ValueError(f"index_select: index must be 1-D, got shape {tuple(index.shape)}")
     aa = a if a.ndim else a.reshape(1)
-    ix = _check_range("index_select", data(index, "index_select").reshape(-1), aa.shape[d], d)
-    out = index_select_array(input, aa, d, ix)
+    ix = _check_range("index_select", data(index, "index_select").reshape(-1), aa.shape[d], d,
+                      allow_negative=False)
+    out = index_select_array(input, aa, d, ix._a)
     if a.ndim == 0:
         out = out.reshape(())
     if needs_grad(input):
         shape = input.shape
 
-        def backward(g):
+        def backward(g, index):
             from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             ga = gi._a if gi.ndim else gi._a.reshape(1)
+            ix = _check_range("index_select", data(index, "backward").reshape(-1), ga.shape[d], d,
+                              allow_negative=False)
             gg = data(g, "backward")
             gg = gg if gg.ndim else gg.reshape(1)
             o3 = ga.reshape(int(np.prod(ga.shape[:d])), ga.shape[d], int(np.prod(ga.shape[d + 1:])))
             s3, keep = _three(gg, d)
-            kernels().index_add_3d(o3, ix, s3)
+            kernels().index_add_3d(o3, ix._a, s3)
             if needs_grad(g):     # create_graph=True
-                record(gi, "IndexAddBackward0", (g,), lambda h: (index_select(h, d, index),))
+                record(gi, "IndexAddBackward0", (g,), lambda h, i: (index_select(h, d, i),),
+                       saved=[index])
             return (gi,)
         record(out, "IndexSelectBackward0", (input,), backward, saved=[index])
     return out
@@ -202,7 +265,7 @@ def gather(input, dim, index):
     if needs_grad(input):
         shape = input.shape
         record(out, "GatherBackward0", (input,),
-               lambda g: (scatter_add_zeros(shape, d, index, g),), saved=[index])
+               lambda g, i: (scatter_add_zeros(shape, d, i, g),), saved=[index])
     return out
 
 
@@ -225,18 +288,24 @@ def scatter_add_(input, dim, index, src):
             raise ValueError("scatter_add_: input must be contiguous")
         o3 = a.reshape(int(np.prod(a.shape[:d])), a.shape[d], -1)
         if tuple(ix.shape) != tuple(a.shape[:d]) + (ix.shape[d],) + tuple(a.shape[d + 1:]):
-            # NOTE: index smaller than input off-dim: scatter through numpy on a view
+            # NOTE: index smaller than input off-dim: scatter into an arena copy of the block it
+            # covers, then copy the block back (a strided block has no 3-D view in general)
             sl = tuple(slice(0, ix.shape[k]) if k != d else slice(None) for k in range(a.ndim))
-            view = a[sl]
-            np.add.at(view, tuple(ix if k == d else np.indices(ix.shape)[k] for k in range(a.ndim)), s)
+            block = empty(a[sl].shape, input.dtype)
+            copy_into(a[sl], block._a)
+            i3, k1 = _three(ix, d)
+            s3, k2 = _three(s, d)
+            kernels().scatter_add_3d(block._a.reshape(i3.shape[0], a.shape[d], i3.shape[2]), i3, s3)
+            copy_into(block._a, a[sl])
         else:
             i3, k1 = _three(ix, d)
             s3, k2 = _three(s, d)
             kernels().scatter_add_3d(o3, i3, s3)
     input._s.version += 1
     if needs_grad(input, src):
+        sshape, srg = tuple(src.shape), src._rg
         record(input, "ScatterAddBackward0", (input, src),
-               lambda g: (g, _gather_grad(g, d, index, src.shape) if src._rg else None), saved=[index])
+               lambda g, i: (g, _gather_grad(g, d, i, sshape) if srg else None), saved=[index])
     return input
 
 
@@ -258,14 +327,27 @@ def scatter_add(input, dim, index, src):
 
 def _masked_select_arrays(input, a, m):
     K = kernels()
-    mf = np.ascontiguousarray(m).reshape(-1)
+    # NOTE: contiguous copies go to the arena, and their tensors stay referenced while the
+    # kernels read them (an arena array whose tensor died points at reusable bytes)
+    mt = _contiguous_array(m)
+    mf = mt._a.reshape(-1) if mt is not None else m.reshape(-1)
     cnt = np.zeros(1, np.int64)
     K.mask_count(mf, cnt)
     out = empty((int(cnt[0]),), input.dtype)
-    src = a if a.flags.c_contiguous else input.contiguous()._a
+    st = _contiguous_array(a)
+    src = st._a if st is not None else a
     if out._a.size:
         K.masked_select(src.reshape(-1), mf, out._a)
     return out
+
+
+def _contiguous_array(a):
+    """None if array ``a`` is C-contiguous, else a tensor holding a contiguous copy of it."""
+    if a.flags.c_contiguous:
+        return None
+    tmp = empty(a.shape, D.from_numpy_dtype(a.dtype))
+    copy_into(a, tmp._a)
+    return tmp
 
 
 def masked_select(input, mask):
@@ -279,13 +361,16 @@ def masked_select(input, mask):
     m = np.broadcast_to(m, shape)
     out = _masked_select_arrays(x, data(x, "masked_select"), m)
     if needs_grad(input):
-        def backward(g):
+        ishape = input.shape
+
+        def backward(g, mask):
             from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
-            gi._a[m] = data(g, "backward")
+            gi._a[np.broadcast_to(data(mask, "backward"), shape)] = data(g, "backward")
             if needs_grad(g):     # create_graph=True
-                record(gi, "MaskedScatterBackward0", (g,), lambda h: (masked_select(h, mask),))
-            return (sum_to(gi, input.shape),)
+                record(gi, "MaskedScatterBackward0", (g,), lambda h, m: (masked_select(h, m),),
+                       saved=[mask])
+            return (sum_to(gi, ishape),)
         record(out, "MaskedSelectBackward0", (input,), backward, saved=[mask])
     return out
 
@@ -323,17 +408,18 @@ def setitem(input, idx, value):
     input._s.version += 1
     if needs_grad(input, value):
         vshape = value.shape if isinstance(value, Tensor) else None
+        template, tensors = _split_index("setitem", idx)
 
-        def backward(g):
+        def backward(g, *ts):
+            items = _join_index(template, ts)
             gv = None
             if vshape is not None:
                 gv = getitem(g, items)
                 if gv.ndim < len(vshape):     # numpy lets the value carry extra leading 1s
                     gv = gv.reshape((1,) * (len(vshape) - gv.ndim) + tuple(gv.shape))
                 gv = sum_to(gv, vshape)
-            return _zero_at(g, items, keep), gv
-        keep = _index_tensors(idx)
-        record(input, "CopySlices", (input, value), backward, saved=keep)
+            return _zero_at(g, template, ts), gv
+        record(input, "CopySlices", (input, value), backward, saved=tensors)
 
 
 def _assign_basic(dst, v):
@@ -351,12 +437,14 @@ def _assign_basic(dst, v):
     copy_into(v, dst)
 
 
-def _zero_at(g, items, keep):
-    """``g`` with the positions ``items`` set to 0 (differentiable in ``g``)."""
+def _zero_at(g, template, ts):
+    """``g`` with the positions of the index (``template`` + tensors ``ts``) set to 0,
+    differentiable in ``g``."""
     gi = g.clone()
-    gi._a[items] = 0
+    gi._a[_normalise("backward", _join_index(template, ts))] = 0
     if needs_grad(g):     # create_graph=True
-        record(gi, "CopySlicesBackward0", (g,), lambda h: (_zero_at(h, items, keep),), saved=keep)
+        record(gi, "CopySlicesBackward0", (g,), lambda h, *us: (_zero_at(h, template, us),),
+               saved=ts)
     return gi
 
 

@@ -197,7 +197,7 @@ def _inplace(op, fn, direct=None):
             return self
         result = fn(self, *args, **kwargs)
         node = result._node
-        if node is not None and any(st is self._s for st, _ in node.saved):
+        if node is not None and any(s.storage is self._s for s in node.saved):
             # NOTE: the backward needs self's values from before the write (y.mul_(w) needs
             # y for w's gradient): compute from a copy, as PyTorch keeps the original self.
             from .shape import clone

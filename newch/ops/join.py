@@ -41,10 +41,12 @@ def cat(tensors, dim=0):
         copy_into(data(t, "cat"), out._a[sl])
         start += n
     if needs_grad(*parts):
+        wants = [t._rg for t in parts]
+
         def backward(g):
             res, s0 = [], 0
-            for t, n in zip(parts, sizes):
-                res.append(g.narrow(d, s0, n) if t._rg else None)
+            for w, n in zip(wants, sizes):
+                res.append(g.narrow(d, s0, n) if w else None)
                 s0 += n
             return tuple(res)
         record(out, "CatBackward0", tuple(parts), backward)

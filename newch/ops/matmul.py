@@ -3,7 +3,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels
 from .layout import broadcast_shapes, reshape_view
-from .record import needs_grad, record, sum_to
+from .record import needs_grad, pack, record, sum_to
 
 
 def _check(op, a, b):
@@ -109,18 +109,25 @@ def _batch_view(X, batch):
 def _record_matmul(out, input, other):
     sa, sb = input.shape, other.shape
     ga, gb = input._rg, other._rg
+    saved, restore = pack(input if gb else None, other if ga else None)
 
-    def backward(g):
-        a = input.unsqueeze(0) if input.ndim == 1 else input
-        b = other.unsqueeze(-1) if other.ndim == 1 else other
+    def backward(g, *s):
+        a, b = restore(*s)     # NOTE: each only when the other side needs its gradient
         gg = g
-        if other.ndim == 1:       # NOTE: this one first: for 1-D @ 1-D, g is 0-d
+        if len(sb) == 1:       # NOTE: this one first: for 1-D @ 1-D, g is 0-d
             gg = gg.unsqueeze(-1)
-        if input.ndim == 1:
+        if len(sa) == 1:
             gg = gg.unsqueeze(-2)
-        da = sum_to(matmul(gg, b.transpose(-1, -2)), a.shape).reshape(sa) if ga else None
-        db = sum_to(matmul(a.transpose(-1, -2), gg), b.shape).reshape(sb) if gb else None
+        da = db = None
+        if ga:
+            b = b.unsqueeze(-1) if len(sb) == 1 else b
+            da = sum_to(matmul(gg, b.transpose(-1, -2)), (1,) + tuple(sa) if len(sa) == 1 else sa)
+            da = da.reshape(sa)
+        if gb:
+            a = a.unsqueeze(0) if len(sa) == 1 else a
+            db = sum_to(matmul(a.transpose(-1, -2), gg), tuple(sb) + (1,) if len(sb) == 1 else sb)
+            db = db.reshape(sb)
         return da, db
     record(out, "MmBackward0" if input.ndim == 2 and other.ndim == 2 else "MatmulBackward0",
-           (input, other), backward, saved=[x for x, w in ((other, ga), (input, gb)) if w])
+           (input, other), backward, saved)
 

@@ -1,7 +1,7 @@
 """How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
 import weakref
 
-from ..autograd.graph import Accumulate, Node, is_grad_enabled
+from ..autograd.graph import Accumulate, Node, SavedTensor, is_grad_enabled
 from ..tensor import Tensor
 
 
@@ -31,30 +31,73 @@ def edge(t):
 def record(out, name, inputs, backward, saved=()):
     """Make ``out`` (a tensor or tuple of tensors) the result of node ``name``.
 
-    ``backward(grad_out)`` returns one gradient (or None) per entry of ``inputs``.
-    ``saved`` are the tensors the closure captured: autograd checks at backward
-    that none was modified in place since.
+    ``backward(grad_out, *saved)`` returns one gradient (or None) per entry of
+    ``inputs``. ``saved`` lists every tensor the backward reads: it gets them back as
+    arguments, after autograd checked that none was freed or modified in place since.
+    The closure itself must hold no tensor and no numpy view of tensor memory.
     """
-    tensors = [x for x in inputs if isinstance(x, Tensor)]
-    for x in tensors:
+    outs = out if isinstance(out, tuple) else (out,)
+    edges, dtypes, shares, is_inplace = [], [], False, False
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            edges.append(None)
+            dtypes.append(None)
+            continue
         vn = x._node
         if vn is not None and vn.view_version is not None and vn.view_version != x._s.version:
             raise RuntimeError(
                 f"{name}: an input is a view ({vn.name()}) whose base tensor was modified in place "
                 f"after the view was taken; newch autograd cannot follow that. Take the view after "
                 f"the in-place op, or .clone() it before")
-    node = Node(name, backward, tuple(edge(x) for x in inputs),
-                tuple((s._s, s._s.version) for s in saved))
-    outs = out if isinstance(out, tuple) else (out,)
+        for o in outs:
+            is_inplace = is_inplace or x is o
+            shares = shares or x._s is o._s
+        e = edge(x)
+        edges.append(e)
+        dtypes.append(x._a.dtype if e is not None else None)   # numpy's: a cheap attribute
+    if not saved:
+        kept = ()
+    elif len(outs) == 1:
+        kept = tuple([SavedTensor(t, t is out) for t in saved])
+    else:
+        kept = tuple([SavedTensor(t, any(t is o for o in outs)) for t in saved])
+    node = Node(name, backward, tuple(edges), kept, tuple(dtypes))
     # NOTE: a fresh output sharing an input's memory is a view; an in-place op's output is
     # one of its inputs (setitem) and is not.
-    if not any(x is o for o in outs for x in tensors) and \
-            any(x._s is o._s for o in outs for x in tensors):
+    if shares and not is_inplace:
         node.view_version = outs[0]._s.version
     for o in outs:
         o._node = node
         o._rg = True
     return out
+
+
+def pack(*xs):
+    """Operands for ``record``: (tensors among ``xs``, ``restore``).
+
+    Save the tensors; ``restore(*saved)`` gives ``xs`` back with each tensor replaced
+    by its checked saved copy (numbers and None pass through), so a backward over
+    mixed tensor/number operands never captures a tensor itself.
+
+    Example:
+        >>> saved, restore = pack(x, 2.0)
+        >>> record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+    """
+    slots = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
+    if len(slots) == len(xs):
+        return list(xs), _as_given      # NOTE: the common case, without a closure per op
+    consts = [None if isinstance(x, Tensor) else x for x in xs]
+
+    def restore(*saved):
+        vals = list(consts)
+        for i, t in zip(slots, saved):
+            vals[i] = t
+        return vals
+    return [xs[i] for i in slots], restore
+
+
+def _as_given(*saved):
+    return saved
 
 
 def sum_to(g, shape):

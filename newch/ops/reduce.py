@@ -116,7 +116,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if needs_grad(input):
         shape = input.shape
 
-        def backward(g):
+        def backward(g, input):
             from .select import where
             gg = _expand_back(g, shape, dims, keepdim).expand(shape)
             return (where(input != input, 0.0, gg),)
@@ -161,7 +161,7 @@ def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     _scale_inplace(out, 1.0 / (n - correction) if n - correction > 0 else float("inf"))
     if needs_grad(input):
         record(out, "VarBackward0", (input,),
-               lambda g: (_var_grad(g, input, m, dims, keepdim, n - correction),), saved=[input])
+               lambda g, x, mu: (_var_grad(g, x, mu, dims, keepdim, n - correction),), saved=[input, m])
     return out
 
 
@@ -186,11 +186,11 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
         with no_grad():
             m = mean(input, dims, keepdim=True)
 
-        def backward(g):
+        def backward(g, input, out, m):
             from .select import where
             gv = where(out == 0, 0.0, div(g, mul(out, 2.0)))
             return (_var_grad(gv, input, m, dims, keepdim, dof),)
-        record(out, "StdBackward0", (input,), backward, saved=[input, out])
+        record(out, "StdBackward0", (input,), backward, saved=[input, out, m])
     return out
 
 
@@ -202,7 +202,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     out = reduce("prod", C.PROD, input, dims, keepdim, _acc_dtype(C.PROD, input.dtype, dtype))
     if needs_grad(input):
         shape = input.shape
-        def backward(g):
+        def backward(g, input, out):
             # NOTE: out / x is exact except where x == 0; those need the product of the others.
             gg = _expand_back(g, shape, dims, keepdim)
             oo = _expand_back(out, shape, dims, keepdim)

@@ -5,7 +5,7 @@ from .alloc import check_writable, data, empty, is_scalar, kernels
 from .arith import add, div, mul, sub
 from .layout import broadcast_shapes, nd_views
 from .pointwise import as_array, check_fits, operand_dtype
-from .record import needs_grad, record, sum_to
+from .record import needs_grad, pack, record, sum_to
 
 
 def where(condition, input=None, other=None):
@@ -39,7 +39,7 @@ def where(condition, input=None, other=None):
         sa = input.shape if isinstance(input, Tensor) else ()
         sb = other.shape if isinstance(other, Tensor) else ()
         record(out, "WhereBackward0", (input, other),
-               lambda g: (sum_to(where(condition, g, 0.0), sa), sum_to(where(condition, 0.0, g), sb)),
+               lambda g, c: (sum_to(where(c, g, 0.0), sa), sum_to(where(c, 0.0, g), sb)),
                saved=[condition])
     return out
 
@@ -62,12 +62,16 @@ def clamp(input, min=None, max=None):
         if out is input:
             out = input.clone()
     if needs_grad(input, min, max):
-        def backward(g):
+        saved, restore = pack(input, min, max)
+        ishape = input.shape
+
+        def backward(g, *s):
+            input, min, max = restore(*s)
             keep = (input >= min) if min is not None else None
             if max is not None:
                 below = input <= max
                 keep = below if keep is None else keep & below
-            gi = sum_to(where(keep, g, 0.0), input.shape)
+            gi = sum_to(where(keep, g, 0.0), ishape)
             gmin = gmax = None
             # NOTE: where min > max the result is max: the gradient goes to max (as PyTorch)
             if isinstance(min, Tensor):
@@ -77,7 +81,8 @@ def clamp(input, min=None, max=None):
                 hi = input > max if min is None else (input > max) | (max < min)
                 gmax = sum_to(where(hi, g, 0.0), max.shape)
             return gi, gmin, gmax
-        record(out, "ClampBackward1", (input, min, max), backward, saved=[input])
+        # NOTE: tensor bounds are saved too: `hi.fill_(5)` before backward is refused
+        record(out, "ClampBackward1", (input, min, max), backward, saved)
     return out
 
 
@@ -118,7 +123,7 @@ def masked_fill(input, mask, value):
         masked_fill_(out, mask, value)
     if needs_grad(input):
         record(out, "MaskedFillBackward0", (input,),
-               lambda g: (sum_to(where(mask, 0.0, g), ishape),), saved=[mask])
+               lambda g, m: (sum_to(where(m, 0.0, g), ishape),), saved=[mask])
     return out
 
 
@@ -146,7 +151,7 @@ def masked_fill_(input, mask, value):
             kernels().masked_fill_nd(dv, mv, val)
     input._s.version += 1
     if needs_grad(input):
-        record(input, "MaskedFillBackward0", (input,), lambda g: (where(mask, 0.0, g),), saved=[mask])
+        record(input, "MaskedFillBackward0", (input,), lambda g, m: (where(m, 0.0, g),), saved=[mask])
     return input
 
 

@@ -34,12 +34,20 @@ def unary(op, code, x, name=None, grad=None, saves="x"):
     out = empty(a.shape, dt)
     launch_unary(code, a, out._a)
     if grad is not None and needs_grad(x):
-        saved = {"x": [x], "out": [out], "both": [x, out], None: []}[saves]
-        # NOTE: the closure holds only what it saved (an input it holds would stay alive)
-        kx = x if saves in ("x", "both") else None
-        ko = out if saves in ("out", "both") else None
-        record(out, name, (x,), lambda g: (grad(g, kx, ko),), saved=saved)
+        _record_unary(out, name, x, grad, saves)
     return out
+
+
+def _record_unary(out, name, x, grad, saves):
+    """Record ``grad(g, x, out)``, saving only the tensor(s) it reads (``saves``)."""
+    if saves == "x":
+        record(out, name, (x,), lambda g, xs: (grad(g, xs, None),), saved=[x])
+    elif saves == "out":
+        record(out, name, (x,), lambda g, o: (grad(g, None, o),), saved=[out])
+    elif saves == "both":
+        record(out, name, (x,), lambda g, xs, o: (grad(g, xs, o),), saved=[x, out])
+    else:
+        record(out, name, (x,), lambda g: (grad(g, None, None),))
 
 
 def _op(op, code, name, grad, saves="x", doc=""):
