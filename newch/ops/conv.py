@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from ..kernels import codes as KC
 from .alloc import data, empty, kernels
 from .pointwise import launch_binary
-from .record import needs_grad, record
+from .record import needs_grad, pack, record
 
 # Target size of one chunk of unfolded columns (the matrix kernel packs a copy of the same
 # size). Forward can take more (fewer kernel launches): the backward of a layer also holds the
@@ -195,8 +195,11 @@ def _kept(input, weight, bias):
 def _record_conv(out, input, weight, bias, geo):
     name = "ConvolutionBackward0"
     xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
+    saved, restore = pack(xk, wk)
+    del xk, wk      # NOTE: the closure must not hold them: they come back checked, as arguments
 
-    def backward(g):
+    def backward(g, *s):
+        xk, wk = restore(*s)
         refuse_create_graph(name, g)
         ga = _contiguous(data(g, name))
         dx = empty(xshape, dt) if wk is not None else None
@@ -210,7 +213,7 @@ def _record_conv(out, input, weight, bias, geo):
                             _contiguous(data(wk, name)) if dx is not None else None, ga, geo,
                             dx._a if dx is not None else None, dw._a if dw is not None else None)
         return dx, dw, (bias_grad(g, name) if gb else None)
-    record(out, name, (input, weight, bias), backward, saved=[t for t in (xk, wk) if t is not None])
+    record(out, name, (input, weight, bias), backward, saved)
 
 
 def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
@@ -238,8 +241,11 @@ def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
 def _record_transpose(out, input, weight, bias, geo):
     name = "ConvolutionBackward0"
     xk, wk, xshape, wshape, dt, gb = _kept(input, weight, bias)
+    saved, restore = pack(xk, wk)
+    del xk, wk      # NOTE: the closure must not hold them: they come back checked, as arguments
 
-    def backward(g):
+    def backward(g, *s):
+        xk, wk = restore(*s)
         refuse_create_graph(name, g)
         ga = _contiguous(data(g, name))
         dx = dw = None
@@ -256,4 +262,4 @@ def _record_transpose(out, input, weight, bias, geo):
             else:
                 dw._a[...] = 0
         return dx, dw, (bias_grad(g, name) if gb else None)
-    record(out, name, (input, weight, bias), backward, saved=[t for t in (xk, wk) if t is not None])
+    record(out, name, (input, weight, bias), backward, saved)

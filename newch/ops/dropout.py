@@ -70,7 +70,7 @@ def _dropout(op, input, p, training, inplace, mask_shape):
     out = _apply(op, input, mask, group, scale)
     if needs_grad(input):
         record(out, "NativeDropoutBackward0", (input,),
-               lambda g: (_apply(op, g, mask, group, scale),), saved=[mask])
+               lambda g, m: (_apply(op, g, m, group, scale),), saved=[mask])
     if inplace:
         # NOTE: the backward needs only the mask, so the result can overwrite the input.
         return input.copy_(out)

@@ -10,7 +10,7 @@ import math
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels
-from .record import needs_grad, record
+from .record import needs_grad, pack, record
 from .shape import contiguous, reshape
 
 
@@ -49,15 +49,16 @@ def nll(op, input, target, weight, ignore_index):
         kernels().nll_forward(data(x3, op), data(t2, op), w, int(ignore_index), loss._a, wsum._a)
     if needs_grad(x3):
         dt = input.dtype
+        saved, restore = pack(t2, weight if isinstance(weight, Tensor) else None)
 
-        def backward(g):
+        def backward(g, *s):
+            ts, ws = restore(*s)
             gc = contiguous(g)
             dx = empty((N, C, L), dt)
-            wk, wk_keep = _weight_array(op, weight, x3)
+            wk, wk_keep = _weight_array(op, ws, dx)
             if dx.numel():
-                kernels().nll_backward(data(t2, op), wk, int(ignore_index), data(gc, op), dx._a)
+                kernels().nll_backward(data(ts, op), wk, int(ignore_index), data(gc, op), dx._a)
             return (dx,)
-        record(loss, "NllLossBackward0", (x3,), backward,
-               saved=[s for s in (t2, weight) if isinstance(s, Tensor)])
+        record(loss, "NllLossBackward0", (x3,), backward, saved)
     tshape = tuple(target.shape)
     return reshape(loss, tshape), reshape(wsum, tshape)

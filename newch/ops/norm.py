@@ -112,7 +112,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         out = _forward(x, p, dims, keepdim)
     if needs_grad(x):
         record(out, "LinalgVectorNormBackward0", (x,),
-               lambda g: (_backward(g, x, out, p, dims, keepdim),), saved=[x, out])
+               lambda g, xs, os: (_backward(g, xs, os, p, dims, keepdim),), saved=[x, out])
     return out
 
 

@@ -12,7 +12,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
 from .pointwise import copy_into
-from .record import needs_grad, record
+from .record import needs_grad, pack, record
 from .shape import contiguous, reshape
 
 
@@ -34,11 +34,19 @@ def _param(op, t, n, name, x):
     return data(c, op).reshape(n), c
 
 
-def _grad_as(g64, t):
-    """A float64 (n,) parameter gradient in ``t``'s dtype and shape, or None if ``t`` needs none."""
-    if g64 is None or t is None or not t.requires_grad:
+def _dtype_of(t):
+    """(dtype, shape) of a parameter that needs a gradient, else None: what its gradient needs
+    (the backward closure keeps this, never the parameter itself)."""
+    if t is None or not t.requires_grad:
         return None
-    return g64.to(t.dtype).reshape(tuple(t.shape))
+    return t.dtype, tuple(t.shape)
+
+
+def _grad_to(g64, spec):
+    """A float64 (n,) parameter gradient in the parameter's dtype and shape (None if none needed)."""
+    if g64 is None or spec is None:
+        return None
+    return g64.to(spec[0]).reshape(spec[1])
 
 
 def _stats64(t, n, op):
@@ -136,21 +144,24 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if needs_grad(input, weight, bias):
         want_x, dt = needs_grad(input), input.dtype
 
-        def backward(g):
+        saved, restore = pack(x3, weight, mean, var)
+        w_dtype, b_dtype = _dtype_of(weight), _dtype_of(bias)
+
+        def backward(g, *s):
+            xs, ws, ms, vs = restore(*s)
             gc = contiguous(g)
             dx = empty((N, C, L) if want_x else (0, C, L), dt)
             dw, db = empty((C,), D.float64), empty((C,), D.float64)
-            wk, wkeep = _param(op, weight, C, "weight", x3)
+            wk, wkeep = _param(op, ws, C, "weight", xs)
             if gc.numel():
-                kernels().batch_norm_backward(data(x3, op), data(gc, op), data(mean, op),
-                                              data(var, op), float(eps), wk, bool(training), dx._a,
+                kernels().batch_norm_backward(data(xs, op), data(gc, op), data(ms, op),
+                                              data(vs, op), float(eps), wk, bool(training), dx._a,
                                               dw._a, db._a)
             else:
                 dw._a[...] = 0.0
                 db._a[...] = 0.0
-            return (dx if want_x else None), _grad_as(dw, weight), _grad_as(db, bias)
-        record(out, "NativeBatchNormBackward0", (x3, weight, bias), backward,
-               saved=[t for t in (x3, weight, mean, var) if t is not None])
+            return (dx if want_x else None), _grad_to(dw, w_dtype), _grad_to(db, b_dtype)
+        record(out, "NativeBatchNormBackward0", (x3, weight, bias), backward, saved)
     return reshape(out, shape)
 
 
@@ -168,27 +179,29 @@ def _layer_norm_rows(op, x2, weight, bias, eps):
         want_x = needs_grad(x2)
         want_p = needs_grad(weight, bias)
 
-        def backward(g):
+        saved, restore = pack(x2, weight, mean, rstd)
+        w_dtype, b_dtype = _dtype_of(weight), _dtype_of(bias)
+
+        def backward(g, *s):
+            x2s, ws, ms, rs = restore(*s)
             gc = contiguous(g)
-            xs, gs = data(x2, op), data(gc, op)
+            xs, gs = data(x2s, op), data(gc, op)
             dx = dw = db = None
             if want_x:
-                dx = empty((M, K), x2.dtype)
-                wk, wkeep = _param(op, weight, K, "weight", x2)
+                dx = empty((M, K), x2s.dtype)
+                wk, wkeep = _param(op, ws, K, "weight", x2s)
                 if dx._a.size:
-                    kernels().layer_norm_backward(xs, gs, data(mean, op), data(rstd, op), wk,
-                                                  dx._a)
+                    kernels().layer_norm_backward(xs, gs, data(ms, op), data(rs, op), wk, dx._a)
             if want_p:
                 dw, db = empty((K,), D.float64), empty((K,), D.float64)
                 if xs.size:
-                    kernels().layer_norm_param_grad(xs, gs, data(mean, op), data(rstd, op),
+                    kernels().layer_norm_param_grad(xs, gs, data(ms, op), data(rs, op),
                                                     dw._a, db._a)
                 else:
                     dw._a[...] = 0.0
                     db._a[...] = 0.0
-            return dx, _grad_as(dw, weight), _grad_as(db, bias)
-        record(out, "NativeLayerNormBackward0", (x2, weight, bias), backward,
-               saved=[t for t in (x2, weight, mean, rstd) if t is not None])
+            return dx, _grad_to(dw, w_dtype), _grad_to(db, b_dtype)
+        record(out, "NativeLayerNormBackward0", (x2, weight, bias), backward, saved)
     return out
 
 

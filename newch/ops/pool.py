@@ -83,11 +83,11 @@ def max_pool(op, input, nd, geo, return_indices=False):
     if needs_grad(input):
         shape, dt = tuple(input.shape), input.dtype
 
-        def backward(g):
+        def backward(g, args):
             refuse_create_graph("MaxPool2DWithIndicesBackward0", g)
             dx = empty((P, H, W), dt)
             ga = _contig(data(g, "MaxPool2DWithIndicesBackward0")).reshape(P, OH, OW)
-            kernels().max_pool_backward(ga, data(arg, "MaxPool2DWithIndicesBackward0"), hs, hc,
+            kernels().max_pool_backward(ga, data(args, "MaxPool2DWithIndicesBackward0"), hs, hc,
                                         ws, wc, dh, dw, dx._a)
             return (dx.reshape(shape),)
         record(res, "MaxPool2DWithIndicesBackward0", (input,), backward, saved=[arg])

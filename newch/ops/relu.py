@@ -21,16 +21,16 @@ def relu_saving_bits(input):
     kernels().relu_bits(a.reshape(-1), out._a.reshape(-1), bits._a)
     shape = a.shape
 
-    def backward(g):
+    def backward(g, mask):
         ga = data(g, "ReluBackward0")
         if not ga.flags.c_contiguous:
             g = g.contiguous()
             ga = data(g, "ReluBackward0")
         dx = empty(shape, g.dtype)
-        kernels().bits_select(ga.reshape(-1), data(bits, "ReluBackward0"), dx._a.reshape(-1))
+        kernels().bits_select(ga.reshape(-1), data(mask, "ReluBackward0"), dx._a.reshape(-1))
         if needs_grad(g):     # create_graph=True: d(dx)/dg is the same mask
-            record(dx, "ReluBackwardBackward0", (g,), lambda h: (relu_mask_apply(h, bits),),
-                   saved=[bits])
+            record(dx, "ReluBackwardBackward0", (g,), lambda h, m: (relu_mask_apply(h, m),),
+                   saved=[mask])
         return (dx,)
     record(out, "ReluBackward0", (input,), backward, saved=[bits])
     return out

@@ -228,7 +228,7 @@ def test_weight_changed_in_place_before_backward_is_refused():
     y = bn(x)
     with newch.no_grad():
         bn.weight.mul_(2)
-    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
 
 

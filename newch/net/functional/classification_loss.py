@@ -198,13 +198,15 @@ def _bce_elementwise(input, target):
         lx, l1x = _bce_terms(input, target)
         out = ops.sub(ops.mul(ops.sub(target, 1.0), l1x), ops.mul(target, lx))
     if needs_grad(input, target):
-        def backward(g):
+        want_x, want_t = input.requires_grad, target.requires_grad
+
+        def backward(g, x, t):
             gx = gt = None
-            if input.requires_grad:
-                den = ops.clamp_min(ops.mul(input, ops.rsub(input, 1.0)), 1e-12)
-                gx = ops.div(ops.mul(g, ops.sub(input, target)), den)
-            if target.requires_grad:
-                a, b = _bce_terms(input, target)
+            if want_x:
+                den = ops.clamp_min(ops.mul(x, ops.rsub(x, 1.0)), 1e-12)
+                gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
+            if want_t:
+                a, b = _bce_terms(x, t)
                 gt = ops.mul(g, ops.sub(b, a))
             return gx, gt
         record(out, "BinaryCrossEntropyBackward0", (input, target), backward,
@@ -248,7 +250,7 @@ def _softplus_neg(x):
         out = ops.add(ops.relu(ops.neg(x)), ops.log1p(ops.exp(ops.neg(ops.abs(x)))))
     if needs_grad(x):
         record(out, "SoftplusBackward0", (x,),
-               lambda g: (ops.mul(g, ops.sub(ops.sigmoid(x), 1.0)),), saved=[x])
+               lambda g, xs: (ops.mul(g, ops.sub(ops.sigmoid(xs), 1.0)),), saved=[x])
     return out
 
 
