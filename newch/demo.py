@@ -85,7 +85,7 @@ def main(argv=None):
                      verbose=args.verbose, generator=torch.Generator().manual_seed(args.seed))
     seconds = time.perf_counter() - t0
     steps = hist.params["steps"] * len(hist.epoch)
-    res = model.evaluate(tx, ty, loss=F.nll_loss, metrics=["accuracy"], batch_size=500)
+    res = model.evaluate(tx, ty, loss=F.nll_loss, metrics=["accuracy"], batch_size=100)
     stats = torch.mem_stats()
     print(f"test accuracy {100 * res['accuracy']:.2f}% (loss {res['loss']:.4f}) on "
           f"{len(test)} images after {len(hist.epoch)} epochs")
