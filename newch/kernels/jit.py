@@ -10,6 +10,8 @@ Rules it enforces (DESIGN.md, "Kernels and threads"):
 from .. import _cache  # noqa: F401  (chooses NUMBA_CACHE_DIR before numba loads)
 import numba
 
+from . import report as _report
+
 PRANGE_ONLY = dict(prange=True, comprehension=False, reduction=False, inplace_binop=False,
                    setitem=False, numpy=False, stencil=False, fusion=False)
 
@@ -25,6 +27,7 @@ def kernel(fn=None, *, parallel=False):
                             parallel=PRANGE_ONLY if parallel else False, error_model="numpy")
         jitted.newch_kernel = True
         jitted.newch_parallel = parallel
+        _report.track(jitted)
         KERNELS.append(jitted)
         return jitted
     return wrap(fn) if fn is not None else wrap
@@ -34,5 +37,6 @@ def helper(fn):
     """Compile a serial device function called from kernels (inlined by LLVM)."""
     jitted = numba.njit(fn, cache=_cache.CACHE_ENABLED, fastmath=False, nogil=True,
                         error_model="numpy")
+    _report.track(jitted)
     HELPERS.append(jitted)
     return jitted
