@@ -34,7 +34,8 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from . import simd_level
-from .jit import helper, kernel, prange
+from .jit import helper, prange
+from .specialize import entry, instance
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 
@@ -326,7 +327,7 @@ def _task(a, out, scratch, tm, tn, b_batched, a_direct, t0, t1, ws):
                 packed = ia * mp + p0
                 for p in range(p0, p1):
                     if not (a_direct and (p + 1) * MR <= M):
-                        _pack_panel(a[ia], p * MR, MR, pc, pc + kc, scratch, slot + (p - p0) * MR * kc)
+                        _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch, slot + (p - p0) * MR * kc)
             for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
                 bo = bbase + q * nr * K
                 for p in range(p0, p1):
@@ -351,12 +352,12 @@ def _task(a, out, scratch, tm, tn, b_batched, a_direct, t0, t1, ws):
                             outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
 
 
-@kernel(parallel=True)
 def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
     """out[i] = a[i] @ b[i] for a (Ba, M, K), b (Bb, K, N), out (B, M, N); Ba, Bb are B or 1.
 
     Packs every B into scratch[:wstart], then runs ntask compute tasks with
-    workspaces of wsize elements from scratch[wstart]; see ``_layout``.
+    workspaces of wsize elements from scratch[wstart]; see ``_layout``. A template:
+    ``_range`` is ``range`` in the serial instance, ``prange`` in the parallel one.
     """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
@@ -367,16 +368,11 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = (a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0)
     ntile = B * tm * tn
-    if B * M * N * K < SERIAL_WORK:
-        for t in range(npack):
-            _pack_b_task(b, scratch, t)
-        # NOTE: np.int64(0), not a literal 0, so this call shares the prange's compiled _task.
-        _task(a, out, scratch, tm, tn, b_batched, a_direct, np.int64(0), ntile, wstart)
-        return
     # NOTE: prange indexes are unsigned; as int64 they share the serial loop's helpers.
-    for t in prange(npack):
+    for t in _range(npack):  # noqa: F821
         _pack_b_task(b, scratch, np.int64(t))
-    for t in prange(ntask):
+    for t in _range(ntask):  # noqa: F821
+        t = np.int64(t)
         _task(a, out, scratch, tm, tn, b_batched, a_direct, t * ntile // ntask,
               (t + 1) * ntile // ntask, wstart + t * wsize)
 
@@ -391,15 +387,16 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
 _ENTRY = {}
 
 
-def _kernel(dtype):
-    """The entry point of ``_gemm`` for float ``dtype`` (compiled, or loaded from cache, once)."""
-    fn = _ENTRY.get(dtype)
+def _kernel(dtype, parallel):
+    """The entry point of ``_gemm`` for float ``dtype``, serial or parallel (compiled once)."""
+    fn = _ENTRY.get((dtype, parallel))
     if fn is None:
         dt = types.float32 if dtype == np.float32 else types.float64
         src = types.Array(dt, 3, "A", readonly=True)
         sig = (src, src, types.Array(dt, 3, "C"), types.Array(dt, 1, "C")) + (types.int64,) * 5
-        _gemm.compile(sig)
-        fn = _ENTRY[dtype] = _gemm.overloads[sig].entry_point
+        k = instance(_gemm, "par" if parallel else "ser", parallel=parallel,
+                     _range=prange if parallel else range)
+        fn = _ENTRY[(dtype, parallel)] = entry(k, sig)
     return fn
 
 
@@ -439,7 +436,7 @@ def bgemm(a, b, out, scratch):
         a = a[:1]
     if B > 1 and b.strides[0] == 0:
         b = b[:1]
-    _kernel(dt)(a, b, out, scratch, tm, tn, ntask, wstart, wsize)
+    _kernel(dt, B * M * N * K >= SERIAL_WORK)(a, b, out, scratch, tm, tn, ntask, wstart, wsize)
 
 
 def gemm(a, b, out, scratch):

@@ -66,13 +66,13 @@ class _CompileListener(event.Listener):
         rec = dict(name=_name(d), sig=_sig(ev.data["args"]), state="compiled",
                    parallel=bool(getattr(d, "newch_parallel", False)), depth=len(_stack),
                    seconds=0.0, llvm=0.0)
-        _stack.append([rec, time.perf_counter()])
+        _stack.append([rec, time.thread_time()])
 
     def on_end(self, ev):
         if not _stack:
             return
         rec, t0 = _stack.pop()
-        rec["seconds"] = time.perf_counter() - t0
+        rec["seconds"] = time.thread_time() - t0
         if _stack:
             _stack[-1][0]["llvm"] += rec["llvm"]     # nested LLVM time counts for the parent too
         with _lock:
@@ -81,11 +81,11 @@ class _CompileListener(event.Listener):
 
 class _LlvmListener(event.Listener):
     def on_start(self, ev):
-        self._t = time.perf_counter()
+        self._t = time.thread_time()
 
     def on_end(self, ev):
         if _stack:
-            _stack[-1][0]["llvm"] += time.perf_counter() - getattr(self, "_t", time.perf_counter())
+            _stack[-1][0]["llvm"] += time.thread_time() - getattr(self, "_t", time.thread_time())
 
 
 _installed = False
@@ -108,13 +108,13 @@ def track(dispatcher):
         return
 
     def timed_load(sig, target_context):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         cres = load(sig, target_context)
         if cres is not None:
             with _lock:
                 _records.append(dict(name=_name(dispatcher), sig=_sig(sig), state="hit",
                                      parallel=bool(getattr(dispatcher, "newch_parallel", False)),
-                                     depth=len(_stack), seconds=time.perf_counter() - t0,
+                                     depth=len(_stack), seconds=time.thread_time() - t0,
                                      llvm=0.0))
         return cres
 

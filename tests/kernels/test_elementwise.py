@@ -11,12 +11,13 @@ import pytest
 from newch.kernels import codes as C
 from newch.kernels import elementwise as NB
 from newch.kernels.ref import elementwise as REF
+from newch.kernels.specialize import BINARY, UNARY
 
 FLOATS = (np.float32, np.float64)
 INTS = (np.int32, np.int64, np.uint8)
 ALL = FLOATS + INTS + (np.bool_,)
 
-UNARY_FLOAT = [c for c in range(C.NEG, C.COSH + 1) if c != C.LOGICAL_NOT]
+UNARY_FLOAT = [c for c, kinds in UNARY.items() if "f" in kinds and c != C.LOGICAL_NOT]
 UNARY_INT = [C.NEG, C.ABS, C.SIGN, C.SQUARE, C.RELU]
 # Codes numpy computes exactly (correctly rounded or exact): compared bit for bit.
 EXACT_UNARY = {C.NEG, C.ABS, C.SQRT, C.RSQRT, C.RELU, C.SIGN, C.SQUARE, C.RECIPROCAL,
@@ -26,11 +27,11 @@ BINARY_FLOAT = [C.ADD, C.SUB, C.MUL, C.DIV, C.POW, C.MAXIMUM, C.MINIMUM, C.FLOOR
 INEXACT_BINARY = {C.POW, C.RPOW, C.ATAN2}
 BINARY_INT = [C.ADD, C.SUB, C.MUL, C.POW, C.MAXIMUM, C.MINIMUM, C.FLOOR_DIVIDE, C.REMAINDER,
               C.RSUB, C.RPOW, C.BITWISE_AND, C.BITWISE_OR, C.BITWISE_XOR, C.FMOD]
-COMPARE = list(range(C.EQ, C.LOGICAL_XOR + 1))
+COMPARE = [C.EQ, C.NE, C.LT, C.LE, C.GT, C.GE, C.LOGICAL_AND, C.LOGICAL_OR, C.LOGICAL_XOR]
 BINARY_BOOL = [C.ADD, C.MUL, C.MAXIMUM, C.MINIMUM, C.BITWISE_AND, C.BITWISE_OR,
                C.BITWISE_XOR] + COMPARE
 SIZES = (0, 1, 7, 1000, 40001)          # 40001 > SERIAL_MAX: the prange path
-NAMES = {v: k for k, v in vars(C).items() if isinstance(v, int)}
+NAMES = {v: v for v in list(UNARY) + list(BINARY)}
 
 
 # ---------------------------------------------------------------- data
@@ -399,7 +400,18 @@ def test_nd_rejects_bad_shapes():
     with pytest.raises(ValueError):
         NB.binary_nd(C.ADD, a, np.zeros((2, 3, 4, 6), np.float32), a.copy())
     with pytest.raises(ValueError):
-        NB.unary_nd(C.NEG, a, np.zeros((2, 3, 4, 10), np.float32)[..., ::2])   # out strided
+        NB.unary_nd(C.NEG, a, np.zeros((2, 3, 4, 4), np.float32))
+    with pytest.raises(TypeError):
+        NB.binary_nd(C.ADD, a, a.astype(np.float64), a.copy())
+    with pytest.raises(ValueError):
+        NB.binary(C.ADD, a.ravel()[::2], a.ravel()[::2], np.zeros(60, np.float32))
+
+
+def test_nd_writes_strided_out():
+    a = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    out = np.zeros((2, 3, 4, 10), np.float32)
+    NB.unary_nd(C.NEG, a, out[..., ::2])
+    assert np.array_equal(out[..., ::2], -a) and not out[..., 1::2].any()
     with pytest.raises(ValueError):
         NB.copy_nd(a, np.zeros((2, 3, 5, 4), np.float32))
 
