@@ -229,8 +229,11 @@ def _check_out(what, code, x, out):
 def _check_flat(what, *arrays):
     n = arrays[-1].shape[0]
     for a in arrays:
-        if a.ndim != 1 or not a.flags.c_contiguous:
-            raise ValueError(f"{what}: expected 1-D C-contiguous arrays, got shape {a.shape}")
+        # NOTE: a 1-D array is contiguous when its stride is its itemsize (or it has <= 1
+        # element); cheaper than building ``a.flags``.
+        if a.ndim != 1 or (a.strides[0] != a.itemsize and a.shape[0] > 1):
+            raise ValueError(f"{what}: expected 1-D C-contiguous arrays, got shape {a.shape} "
+                             f"strides {a.strides}")
         if a.shape[0] != n:
             raise ValueError(f"{what}: lengths differ ({a.shape[0]} vs {n})")
     return n
@@ -269,9 +272,10 @@ def unary(code, x, out):
     any dtype and a bool ``out``; others write x's dtype. sign(NaN) is 0 (torch).
     """
     n = _check_flat("unary", x, out)
-    if n:
-        par = n > SERIAL_MAX
-        _run(_unary_entry(code, x, out, False, par), par, n, x, out)
+    if n > SERIAL_MAX:
+        _unary_entry(code, x, out, False, True)(n, x, out)
+    elif n:
+        _unary_entry(code, x, out, False, False)(x, out, 0, n)
 
 
 def unary_nd(code, x, out):
@@ -319,18 +323,21 @@ def binary(code, a, b, out):
     dtypes, div/rdiv/atan2 for float dtypes.
     """
     n = _check_flat("binary", a, b, out)
-    _same_dtype("binary", a, b)
-    if n:
-        par = n > SERIAL_MAX
-        _run(_binary_entry(code, a, b, out, "flat", par), par, n, a, b, out)
+    if a.dtype != b.dtype:
+        _same_dtype("binary", a, b)
+    if n > SERIAL_MAX:
+        _binary_entry(code, a, b, out, "flat", True)(n, a, b, out)
+    elif n:
+        _binary_entry(code, a, b, out, "flat", False)(a, b, out, 0, n)
 
 
 def binary_scalar(code, a, s, out):
     """out = f(a, s) for binary op ``code``; a, out: 1-D C-contiguous; s: a scalar of a's dtype."""
     n = _check_flat("binary_scalar", a, out)
-    if n:
-        par = n > SERIAL_MAX
-        _run(_binary_entry(code, a, None, out, "scalar", par), par, n, a, s, out)
+    if n > SERIAL_MAX:
+        _binary_entry(code, a, None, out, "scalar", True)(n, a, s, out)
+    elif n:
+        _binary_entry(code, a, None, out, "scalar", False)(a, s, out, 0, n)
 
 
 def binary_nd(code, a, b, out):

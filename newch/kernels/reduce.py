@@ -13,6 +13,7 @@ the codes it uses, and per loop kind: ``_range`` is bound to ``range`` for the
 serial instance (small inputs, no parallel code compiled) and to ``prange``
 for the parallel one. Both run the same tasks, so they give the same bits.
 """
+import functools
 import math
 
 import numpy as np
@@ -37,6 +38,7 @@ def reduce_blocks(n):
     return max(1, -(-n // BLOCK))
 
 
+@helper
 def tile_plan(M, K, I):
     """Split M x I outputs (K input terms each) into tasks of whole rows x one I-block.
 
@@ -53,6 +55,11 @@ def tile_plan(M, K, I):
         if nob * nib >= MIN_TASKS or ib <= MIN_ROW_BLOCK:
             return nob * nib, per, ib, nib
         ib = max(MIN_ROW_BLOCK, -(-ib // 2))
+
+
+# NOTE: the launchers plan in Python (cached: it depends on the shape only); the indexing
+# kernels call the jitted ``tile_plan`` from inside.
+_plan = functools.lru_cache(maxsize=4096)(tile_plan.py_func)
 
 
 @helper
@@ -194,11 +201,18 @@ def _reduce_3d(x, center, out, ntask, per, ib, nib):
         _body(x, center, out, o0, o1, i0, i1)  # noqa: F821
 
 
+_KERNELS = {}
+
+
 def _kernel(template, code, parallel, tag="", **bound):
     """The instance of ``template`` for reduction ``code``, serial or parallel."""
-    tag = f"{code}{tag}_{'par' if parallel else 'ser'}"
-    return instance(template, tag, parallel=parallel, _CODE=code,
-                    _range=prange if parallel else range, **bound)
+    key = (template, code, parallel, tag)
+    k = _KERNELS.get(key)
+    if k is None:
+        name = f"{code}{tag}_{'par' if parallel else 'ser'}"
+        k = _KERNELS[key] = instance(template, name, parallel=parallel, _CODE=code,
+                                     _range=prange if parallel else range, **bound)
+    return k
 
 
 def reduce_3d(code, x, center, out):
@@ -217,15 +231,18 @@ def reduce_3d(code, x, center, out):
         raise ValueError(f"reduce_3d: out must be C-contiguous of shape {(O, I)}, got {out.shape}")
     if O * I == 0:
         return
-    ntask, per, ib, nib = tile_plan(O, R, I)
+    ntask, per, ib, nib = _plan(O, R, I)
     par = O * R * I >= SERIAL_WORK
     if code == SUM and R > 0 and I > 1 and abs(x.strides[2]) <= abs(x.strides[1]):
         body, tag = _rows_body, "_rows"    # NOTE: whole-row accumulation: I is the faster axis
     elif code == SUM and R > 0 and I == 1 and x.strides[1] == x.itemsize:
         body, tag = _lanes_body, "_lanes"  # one contiguous row per output
     else:
-        body, tag = _kernel(_reduce_tile, code, False), ""
-    _kernel(_reduce_3d, code, par, tag, _body=body)(x, center, out, ntask, per, ib, nib)
+        body, tag = None, ""
+    k = _KERNELS.get((_reduce_3d, code, par, tag))
+    if k is None:
+        k = _kernel(_reduce_3d, code, par, tag, _body=body or _kernel(_reduce_tile, code, False))
+    k(x, center, out, ntask, per, ib, nib)
 
 
 @helper
@@ -284,8 +301,10 @@ def reduce_all(code, x, center, partials, out):
         raise ValueError("reduce_all: x must be 1-D contiguous, partials reduce_blocks(n) long")
     partials = partials[:reduce_blocks(n)]
     par = n >= SERIAL_WORK
-    tile = _kernel(_reduce_tile, code, False)
-    _kernel(_reduce_all, code, par, _tile=tile)(x, center, partials, out)
+    k = _KERNELS.get((_reduce_all, code, par, ""))
+    if k is None:
+        k = _kernel(_reduce_all, code, par, _tile=_kernel(_reduce_tile, code, False))
+    k(x, center, partials, out)
 
 
 def _arg_tile(x, out_val, out_idx, o0, o1, i0, i1):
@@ -329,7 +348,9 @@ def argreduce_3d(code, x, out_val, out_idx):
     O, R, I = x.shape
     if O * I == 0:
         return
-    ntask, per, ib, nib = tile_plan(O, R, I)
+    ntask, per, ib, nib = _plan(O, R, I)
     par = O * R * I >= SERIAL_WORK
-    tile = _kernel(_arg_tile, code, False)
-    _kernel(_argreduce_3d, code, par, _tile=tile)(x, out_val, out_idx, ntask, per, ib, nib)
+    k = _KERNELS.get((_argreduce_3d, code, par, ""))
+    if k is None:
+        k = _kernel(_argreduce_3d, code, par, _tile=_kernel(_arg_tile, code, False))
+    k(x, out_val, out_idx, ntask, per, ib, nib)

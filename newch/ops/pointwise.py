@@ -105,8 +105,22 @@ def launch_binary(code, A, B, out):
         K.binary_nd(code, av, bv, ov)
 
 
+def _same_layout(a, b):
+    """Arrays of one dtype and shape, both C-contiguous (the common case in a training step)."""
+    return (a.shape == b.shape and a.dtype == b.dtype and a.ndim
+            and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
 def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
-    """A new tensor ``code(a, b)``: promote, broadcast, launch. Returns (out, compute dtype)."""
+    """A new tensor ``code(a, b)``: promote, broadcast, launch."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        A, B = data(a, op), data(b, op)
+        # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes promote
+        # to themselves).
+        if _same_layout(A, B) and (compute_dtype is None or compute_dtype is a.dtype):
+            out = empty(A.shape, out_dtype or a.dtype)
+            kernels().binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
+            return out
     dt = compute_dtype or operand_dtype(op, a, b)
     A, ka = as_array(a, dt, op)
     B, kb = as_array(b, dt, op)

@@ -30,7 +30,9 @@ BINARY_INT = [C.ADD, C.SUB, C.MUL, C.POW, C.MAXIMUM, C.MINIMUM, C.FLOOR_DIVIDE, 
 COMPARE = [C.EQ, C.NE, C.LT, C.LE, C.GT, C.GE, C.LOGICAL_AND, C.LOGICAL_OR, C.LOGICAL_XOR]
 BINARY_BOOL = [C.ADD, C.MUL, C.MAXIMUM, C.MINIMUM, C.BITWISE_AND, C.BITWISE_OR,
                C.BITWISE_XOR] + COMPARE
-SIZES = (0, 1, 7, 1000, 40001)          # 40001 > SERIAL_MAX: the prange path
+# NOTE: every op on the serial path; the parallel driver is one loop for all ops, so
+# ``test_parallel_path`` runs it (n = 40001 > SERIAL_MAX) on one op of each kind.
+SIZES = (0, 1, 7, 1000)
 NAMES = {v: v for v in list(UNARY) + list(BINARY)}
 
 
@@ -128,7 +130,7 @@ def test_unary_int(dtype, n):
 
 @pytest.mark.parametrize("dtype", ALL)
 def test_logical_not(dtype):
-    x = data(dtype, 40001, seed=1)
+    x = data(dtype, 1000, seed=1)
     got, want = run_both("unary", C.LOGICAL_NOT, x, np.empty(x.shape, np.bool_))
     assert_match(got, want)
     assert got.sum() == (x == 0).sum()
@@ -200,7 +202,7 @@ def test_binary(dtype, n):
 
 @pytest.mark.parametrize("dtype", ALL)
 def test_binary_scalar(dtype):
-    a = data(dtype, 40001, seed=3)
+    a = data(dtype, 1000, seed=3)
     scalars = data(dtype, 8, seed=4) if dtype != np.bool_ else np.array([True, False])
     for codes, odt in binary_cases(dtype):
         for code in codes:
@@ -210,6 +212,26 @@ def test_binary_scalar(dtype):
                 got, want = run_both("binary_scalar", code, a, s, np.empty(a.shape, odt))
                 assert_match(got, want, binary_ulps(code, odt),
                              what=f"{NAMES[code]} {np.dtype(dtype)} s={s}")
+
+
+PARALLEL_CASES = [("unary", C.EXP, np.float32, None), ("unary", C.RELU, np.float64, None),
+                  ("unary", C.NEG, np.uint8, None), ("unary", C.LOGICAL_NOT, np.int32, np.bool_),
+                  ("binary", C.ADD, np.float32, None), ("binary", C.POW, np.float64, None),
+                  ("binary", C.FLOOR_DIVIDE, np.int64, None), ("binary", C.LT, np.float32, np.bool_),
+                  ("binary", C.ADD, np.bool_, None), ("binary_scalar", C.MUL, np.float32, None),
+                  ("binary_scalar", C.RSUB, np.int32, None)]
+
+
+@pytest.mark.parametrize("kernel,code,dtype,odt", PARALLEL_CASES)
+def test_parallel_path(kernel, code, dtype, odt):
+    n = 40001                                   # > SERIAL_MAX: the prange driver
+    a, b = data(dtype, n, seed=30), data(dtype, n, seed=31)
+    out = np.empty(n, odt or dtype)
+    args = {"unary": (code, a, out), "binary": (code, a, b, out),
+            "binary_scalar": (code, a, b[7], out)}[kernel]
+    got, want = run_both(kernel, *args)
+    assert_match(got, want, 4 if code in (C.EXP, C.POW) else 0, floor=1e-30,
+                 what=f"{code} {np.dtype(dtype)}")
 
 
 @pytest.mark.parametrize("dtype", (np.int32, np.int64))
