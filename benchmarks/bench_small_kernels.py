@@ -84,7 +84,8 @@ def cases(nc, K, torch):
                 lambda: np.copyto(zz, z[:, ::2]), None))
     for r, cdim in ((64, 784), (1024, 1024)):
         v = rng.standard_normal((r, cdim)).astype(f32)
-        tv = nc.tensor(v)
+        with nc.persistent():
+            tv = nc.tensor(v)
         o = np.empty(r, f32)
         tt = torch.from_numpy(v) if torch else None
         out.append((f"row sums {r}x{cdim} f32 (op)", lambda tv=tv: tv.sum(1),

@@ -24,7 +24,7 @@ from .specialize import instance
 
 __all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
 
-LANES = 16              # partial sums of a contiguous row-wise SUM (fixed: never the SIMD width)
+LANES = 64              # partial sums of a contiguous row-wise SUM (fixed: never the SIMD width)
 SERIAL_WORK = 1 << 15   # fewer input elements than this: serial path, no thread launch
 CHUNK_WORK = 1 << 14    # input elements per prange task (about)
 ROW_BLOCK = 512         # widest I-block of a task (a row-wise SUM buffers 4 KiB)
@@ -70,35 +70,25 @@ def tile_bounds(t, per, ib, nib, O, I):
 
 
 @helper
-def _sum_lanes(row):
-    """Sum of a contiguous 1-D row: LANES interleaved partial sums, then added in lane order."""
-    n = row.shape[0]
-    # NOTE: row's dtype promoted with int64 is the accumulator type (float64 / int64);
-    # the first assignment only gives z that type (n >= 1).
-    z = row[0] + np.int64(0)
-    z = 0
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = z
-    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = z
-    m = n - n % LANES
-    for k in range(0, m, LANES):
-        a0 += row[k]
-        a1 += row[k + 1]
-        a2 += row[k + 2]
-        a3 += row[k + 3]
-        a4 += row[k + 4]
-        a5 += row[k + 5]
-        a6 += row[k + 6]
-        a7 += row[k + 7]
-        b0 += row[k + 8]
-        b1 += row[k + 9]
-        b2 += row[k + 10]
-        b3 += row[k + 11]
-        b4 += row[k + 12]
-        b5 += row[k + 13]
-        b6 += row[k + 14]
-        b7 += row[k + 15]
-    acc = (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + \
-          (((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7)))
+def _sum_lanes(row, lanes):
+    """Sum of a contiguous 1-D row: LANES interleaved partial sums, then added in lane order.
+
+    ``lanes``: LANES accumulators of the accumulator type (float64 / int64), overwritten.
+    Element k goes to partial k % LANES; the tail (n % LANES) is added after the partials.
+    """
+    n = np.uint64(row.shape[0])
+    L = np.uint64(LANES)
+    # NOTE: unsigned indexes spare numba's negative-index fix-ups, which stop LLVM from
+    # vectorizing; LANES independent chains keep the vector adders busy (no fastmath needed).
+    for j in range(L):
+        lanes[j] = 0
+    m = n - n % L
+    for k in range(np.uint64(0), m, L):
+        for j in range(L):
+            lanes[j] += row[k + j]
+    acc = lanes[0]
+    for j in range(np.uint64(1), L):
+        acc += lanes[j]
     for k in range(m, n):
         acc += row[k]
     return acc
@@ -189,8 +179,10 @@ def _rows_body(x, center, out, o0, o1, i0, i1):
 
 @helper
 def _lanes_body(x, center, out, o0, o1, i0, i1):
+    # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
+    lanes = np.full(LANES, x[o0, 0, 0] + np.int64(0))
     for o in range(o0, o1):
-        out[o, 0] = _sum_lanes(np.ascontiguousarray(x[o, :, 0]))
+        out[o, 0] = _sum_lanes(np.ascontiguousarray(x[o, :, 0]), lanes)
 
 
 def _reduce_3d(x, center, out, ntask, per, ib, nib):
@@ -281,7 +273,7 @@ def _reduce_all(x, center, partials, out):
         lo = np.int64(b) * BLOCK
         blk = x[lo:min(n, lo + BLOCK)]
         if _CODE == SUM:  # noqa: F821
-            partials[b] = _sum_lanes(blk)
+            partials[b] = _sum_lanes(blk, np.full(LANES, blk[0] + np.int64(0)))
         else:
             _tile(blk.reshape((1, -1, 1)), c2, partials[b:b + 1].reshape((1, 1)),  # noqa: F821
                   zero, one, zero, one)
