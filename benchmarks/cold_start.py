@@ -11,6 +11,7 @@ Workloads (later issues add theirs to ``WORKLOADS``):
 
 - ``mlp``: ``Linear(784, 256) -> ReLU -> Linear(256, 10)``, ``F.mse_loss``,
   ``SGD(lr=0.01, momentum=0.9)``, batch 64, one training step.
+- ``tiny``: ``(x + x).sum()`` on 10 floats (the smallest cold start).
 
 Prints ``workload <name>: first step <s> s wall, <s> s CPU (import <s> s)``; the
 times start before ``import newch`` (CPU time is the figure to trust on a busy
@@ -44,7 +45,13 @@ def mlp(torch, steps=1):
         torch.step_end()
 
 
-WORKLOADS = {"mlp": mlp}
+def tiny(torch):
+    """One elementwise op on 10 floats: the smallest cold start (tests use it)."""
+    x = torch.ones(10)
+    (x + x).sum().item()
+
+
+WORKLOADS = {"mlp": mlp, "tiny": tiny}
 
 
 def main(argv=None):

@@ -6,7 +6,6 @@ division by zero, negative integer powers) a value is defined instead, see
 each function. Constants are made with ``type(v)(...)`` so float32 inputs are
 computed in float32 (a bare ``0.5`` would promote to float64).
 """
-import math
 
 import numpy as np
 from numba import types
