@@ -377,6 +377,52 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
               (t + 1) * ntile // ntask, wstart + t * wsize)
 
 
+@intrinsic
+def _fma(typingctx, x, y, z):
+    """fma(x, y, z): x*y + z rounded once (``llvm.fma``), the micro-kernel's step for one element."""
+    if not (isinstance(x, types.Float) and x == y == z):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ty = context.get_value_type(sig.return_type)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ty, [ty] * 3),
+            "llvm.fma.%s" % ("f32" if ty == ir.FloatType() else "f64"))
+        return builder.call(fn, args)
+
+    return x(x, y, z), codegen
+
+
+VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)
+
+
+def _vecmat(a, b, out):
+    """out[i, 0, :] = a[i, 0, :] @ b[i] for a (Ba, 1, K), b (Bb, K, N), out (B, 1, N).
+
+    Each out element is fma(a[k], b[k, j], c) folded over k = 0..K-1 from c = +0.0: the
+    same chain as the blocked kernel's, so a product gives the same bits by either path.
+    Columns go VEC_COLS at a time (independent chains), b is read in place whatever its
+    strides. ``_range``: ``range`` or ``prange`` over (batch, column block) tasks.
+    """
+    B, N = out.shape[0], out.shape[2]
+    K = a.shape[2]
+    nb = (N + VEC_COLS - 1) // VEC_COLS
+    for t in _range(B * nb):  # noqa: F821
+        t = np.int64(t)
+        i, j0 = t // nb, t % nb * VEC_COLS
+        j1 = min(N, j0 + VEC_COLS)
+        ar = a[i if a.shape[0] == B else 0, 0]
+        bi = b[i if b.shape[0] == B else 0]
+        o = out[i, 0, j0:j1]
+        for j in range(j1 - j0):
+            o[j] = 0
+        for k in range(K):
+            av = ar[k]
+            brow = bi[k, j0:j1]
+            for j in range(j1 - j0):
+                o[j] = _fma(av, brow[j], o[j])
+
+
 # ---------------------------------------------------------------- public kernels
 # ``gemm`` and ``bgemm`` are plain Python drivers over the JIT kernel ``_gemm``.
 # It is compiled once per dtype for general strided inputs ('A' layout) and
@@ -385,6 +431,18 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
 # of C, F and strided inputs.
 
 _ENTRY = {}
+
+
+def _vec_kernel(dtype, parallel):
+    """The entry point of ``_vecmat`` for float ``dtype``, serial or parallel."""
+    fn = _ENTRY.get(("vec", dtype, parallel))
+    if fn is None:
+        dt = types.float32 if dtype == np.float32 else types.float64
+        src = types.Array(dt, 3, "A", readonly=True)
+        k = instance(_vecmat, "par" if parallel else "ser", parallel=parallel,
+                     _range=prange if parallel else range)
+        fn = _ENTRY[("vec", dtype, parallel)] = entry(k, (src, src, types.Array(dt, 3, "C")))
+    return fn
 
 
 def _kernel(dtype, parallel):
@@ -428,6 +486,12 @@ def bgemm(a, b, out, scratch):
         # chains (fma(x, y, c) == fma(y, x, c)), with B panels no bigger than a.
         a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
         M, N = 1, M
+    if M == 1:
+        # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
+        # above): every b element is used once, so packing it would cost as much as the
+        # product; ``_vecmat`` reads b in place.
+        _vec_kernel(dt, B * N * K >= SERIAL_WORK)(a, b, out)
+        return
     tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, NV * VBYTES // dt.itemsize)
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than bgemm_scratch()")
