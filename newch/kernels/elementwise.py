@@ -239,6 +239,12 @@ def _check_flat(what, *arrays):
     return n
 
 
+def _flat2(x, out, n):
+    """The common case of ``_check_flat`` for two arrays, without building tuples."""
+    return (x.ndim == 1 and out.ndim == 1 and x.shape[0] == n
+            and (n <= 1 or (x.strides[0] == x.itemsize and out.strides[0] == out.itemsize)))
+
+
 def _check_nd(what, *arrays):
     shape = arrays[-1].shape
     for a in arrays:
@@ -248,7 +254,7 @@ def _check_nd(what, *arrays):
 
 
 def _unary_entry(code, x, out, nd, par):
-    key = ("unary", code, x.dtype, out.dtype, nd, par)
+    key = ("unary", code, x.dtype.char, out.dtype.char, nd, par)
     fn = _ENTRY.get(key)
     if fn is None:
         what = "unary_nd" if nd else "unary"
@@ -271,7 +277,9 @@ def unary(code, x, out):
     integer dtypes neg, abs, sign, square, relu (wrapping); logical_not takes
     any dtype and a bool ``out``; others write x's dtype. sign(NaN) is 0 (torch).
     """
-    n = _check_flat("unary", x, out)
+    n = out.shape[0]
+    if not _flat2(x, out, n):
+        _check_flat("unary", x, out)
     if n > SERIAL_MAX:
         _unary_entry(code, x, out, False, True)(n, x, out)
     elif n:
@@ -288,7 +296,7 @@ def unary_nd(code, x, out):
 
 def _binary_entry(code, a, b, out, mode, par):
     """mode: "flat", "scalar" (b a scalar) or "nd"."""
-    key = ("binary", code, a.dtype, out.dtype, mode, par)
+    key = ("binary", code, a.dtype.char, out.dtype.char, mode, par)
     fn = _ENTRY.get(key)
     if fn is None:
         what = "binary" if mode == "flat" else "binary_" + mode
@@ -322,7 +330,9 @@ def binary(code, a, b, out):
     (base 1), +-1 (base -1) or 0. Bitwise ops are for integer and bool
     dtypes, div/rdiv/atan2 for float dtypes.
     """
-    n = _check_flat("binary", a, b, out)
+    n = out.shape[0]
+    if not (_flat2(a, out, n) and _flat2(b, out, n)):
+        _check_flat("binary", a, b, out)
     if a.dtype != b.dtype:
         _same_dtype("binary", a, b)
     if n > SERIAL_MAX:
@@ -333,7 +343,9 @@ def binary(code, a, b, out):
 
 def binary_scalar(code, a, s, out):
     """out = f(a, s) for binary op ``code``; a, out: 1-D C-contiguous; s: a scalar of a's dtype."""
-    n = _check_flat("binary_scalar", a, out)
+    n = out.shape[0]
+    if not _flat2(a, out, n):
+        _check_flat("binary_scalar", a, out)
     if n > SERIAL_MAX:
         _binary_entry(code, a, None, out, "scalar", True)(n, a, s, out)
     elif n:
