@@ -1,40 +1,33 @@
 """Elementwise kernels: unary, binary, where, copy/convert, fill, axpby.
 
+Each public function here is a Python launcher: it checks the arrays, picks
+the compiled loop for (op, dtypes, serial or parallel) and calls its entry
+point. The loops are *templates* (``specialize``) instantiated per op and
+compiled for a dtype the first time it is used, so a program compiles only the
+ops and dtypes it runs (cold start in seconds, DESIGN.md).
+
 How the work is laid out (DESIGN.md, "Kernels and threads"):
 
-- Flat kernels see 1-D C-contiguous arrays and cut them into chunks of
-  ``CHUNK`` elements.
-- nd kernels see 4-D arrays with any strides. They first merge the trailing
-  dims that a single stride walks in order for every operand, giving a view
-  of shape (m0, m1, m2, size) whose rows are as long as possible (a bias
-  added to NCHW becomes rows of H*W along which the bias is constant). The
-  C-order element range of that view is cut into chunks of ``CHUNK``.
-- One ``prange`` iteration owns one chunk, so every output element has one
-  writer and the split depends on the shape only. At or below
-  ``SERIAL_MAX`` elements the same chunks run in the calling thread. Each
-  element is computed on its own, so results do not depend on the split.
-- A chunk is handled by one serial function that switches on the code: the
-  typed row loops of ``elementwise_rows`` for flat kernels, a ``_*_span``
-  helper for nd kernels, which walks the chunk's row segments. Segments whose
-  operands have unit stride are retyped as C-contiguous rows
-  (``np.ascontiguousarray`` of a view checked to be contiguous: never a
-  copy) and get the vectorized loops; other segments use per-element loops.
-
-Compile cost (cold cache) is paid per kernel and argument-type combination.
-The public nd kernels are thin serial entry points (checks, merged views)
-that call a parallel ``_*_run`` kernel; the views are always 'A' layout, so
-the parallel part compiles once per dtype (and read-only flag: numpy's
-``broadcast_to`` views are read-only) instead of once per layout
-combination of the operands.
+- Flat loops see 1-D C-contiguous arrays; nd loops see 4-D arrays with any
+  strides (``ops/layout.nd_views`` has merged the dims every operand walks
+  contiguously, so rows are as long as possible).
+- A *span* template handles the elements [lo, hi) of its output in C order.
+  At or below ``SERIAL_MAX`` elements the launcher calls the span on
+  everything, in the calling thread: no thread launch, no parallel code
+  compiled. Above it a parallel driver runs the same span on chunks of
+  ``CHUNK`` elements, one ``prange`` iteration per chunk: every output element
+  has one writer, the split depends on the size only, and each element is
+  computed on its own, so the two paths give the same bits on any thread count.
+- nd spans walk their chunk's row segments; a segment whose operands all have
+  unit stride is handed to the flat loop (retyped C-contiguous: a view, never a
+  copy), which LLVM vectorizes; other segments take a per-element loop.
 """
 import numpy as np
 
-from .jit import kernel, helper, prange
-from .codes import (SUB, RSUB, DIV, RDIV, POW, RPOW, LT, GT, LE, GE, ADD, MUL, EQ, NE,
-                    LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, BITWISE_AND, BITWISE_OR,
-                    BITWISE_XOR)
-from .elementwise_rows import (_unary_ok, _unary_rows, _binary_ok, _binary_rows, _where_rows,
-                               _copy_rows, _fill_rows, _axpby_rows)
+from . import binary_ops, unary_ops  # noqa: F401  (register the element functions)
+from .jit import helper, prange
+from .specialize import (BINARY, UNARY, PREDICATES, array, element, entry, instance, kind,
+                         scalar)
 
 __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_nd",
            "copy_nd", "fill_nd", "axpby"]
@@ -42,59 +35,46 @@ __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_n
 CHUNK = 16384          # elements owned by one prange iteration
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
 
-# How ``_binary_span`` feeds a row segment to the row loops.
-_GENERAL = 0           # strided a and/or b: per-element loop
-_SAME = 1              # a and b unit-stride
-_B_SCALAR = 2          # a unit-stride, b constant along the row
-_A_SCALAR = 3          # a constant along the row, b unit-stride: swapped code
+
+# --------------------------------------------------------------- templates
+# ``_f`` is the element function, ``_rows`` the flat span an nd span hands
+# unit-stride segments to, ``_srows`` the flat scalar span; ``specialize``
+# binds them per instance.
+
+def _unary_flat(x, out, lo, hi):
+    xs, os = x[lo:hi], out[lo:hi]
+    for i in range(hi - lo):
+        os[i] = _f(xs[i])  # noqa: F821
 
 
-# ------------------------------------------------------------ nd geometry
-# These take shape/stride tuples, not arrays, so each compiles once for all
-# dtypes and layouts.
-
-@helper
-def _depth(shape, strides):
-    """How many trailing dims of a 4-D array a single stride walks in C order."""
-    block = 1
-    t = 0
-    d = 0
-    for k in range(3, -1, -1):
-        n = shape[k]
-        if n != 1:               # size-1 dims never break the walk
-            s = strides[k]
-            if block == 1:
-                t = s
-            elif s != t * block:
-                return d
-            block *= n
-        d += 1
-    return d
+def _binary_flat(a, b, out, lo, hi):
+    as_, bs, os = a[lo:hi], b[lo:hi], out[lo:hi]
+    for i in range(hi - lo):
+        os[i] = _f(as_[i], bs[i])  # noqa: F821
 
 
-@helper
-def _merged(shape, strides, d):
-    """(shape, strides) of the (m0, m1, m2, size) view with the last ``d`` dims merged."""
-    size = 1
-    for k in range(4 - d, 4):
-        size *= shape[k]
-    t = 0                        # stride of the innermost dim that is not 1
-    for k in range(4 - d, 4):
-        if shape[k] != 1:
-            t = strides[k]
-    if d == 4:
-        return (1, 1, 1, size), (0, 0, 0, t)
-    if d == 3:
-        return (1, 1, shape[0], size), (0, 0, strides[0], t)
-    if d == 2:
-        return (1, shape[0], shape[1], size), (0, strides[0], strides[1], t)
-    return (shape[0], shape[1], shape[2], size), (strides[0], strides[1], strides[2], t)
+def _scalar_flat(a, s, out, lo, hi):
+    as_, os = a[lo:hi], out[lo:hi]
+    for i in range(hi - lo):
+        os[i] = _f(as_[i], s)  # noqa: F821
 
 
-@helper
-def _unit(t, itemsize, size):
-    """Rows of ``size`` elements ``t`` bytes apart are contiguous."""
-    return size <= 1 or t == itemsize
+def _where_flat(cond, a, b, out, lo, hi):
+    cs, as_, bs, os = cond[lo:hi], a[lo:hi], b[lo:hi], out[lo:hi]
+    for i in range(hi - lo):
+        os[i] = as_[i] if cs[i] else bs[i]
+
+
+def _fill_flat(dst, value, lo, hi):
+    ds = dst[lo:hi]
+    for i in range(hi - lo):
+        ds[i] = value
+
+
+def _axpby_flat(a, x, b, y, out, lo, hi):
+    xs, ys, os = x[lo:hi], y[lo:hi], out[lo:hi]
+    for i in range(hi - lo):
+        os[i] = a * xs[i] + b * ys[i]
 
 
 @helper
@@ -106,327 +86,332 @@ def _segment(shape, r, j, left):
 
 
 @helper
-def _nchunks(total):
-    return (total + CHUNK - 1) // CHUNK
+def _unit(row):
+    return row.shape[0] <= 1 or row.strides[0] == row.itemsize
 
 
-@helper
-def _swapped(code):
-    """Code g with g(b, a) == f(a, b) for f = ``code``; -1 if there is none.
-
-    MAXIMUM/MINIMUM are left out: swapping them could flip the sign of a zero.
-    """
-    if code == SUB:
-        return RSUB
-    if code == RSUB:
-        return SUB
-    if code == DIV:
-        return RDIV
-    if code == RDIV:
-        return DIV
-    if code == POW:
-        return RPOW
-    if code == RPOW:
-        return POW
-    if code == LT:
-        return GT
-    if code == GT:
-        return LT
-    if code == LE:
-        return GE
-    if code == GE:
-        return LE
-    if (code == ADD or code == MUL or code == EQ or code == NE or code == LOGICAL_AND
-            or code == LOGICAL_OR or code == LOGICAL_XOR or code == BITWISE_AND
-            or code == BITWISE_OR or code == BITWISE_XOR):
-        return code
-    return -1
-
-
-@helper
-def _binary_mode(code, ua, ub, ta, tb):
-    """Feeding mode from a's and b's row contiguity (ua, ub) and row strides (ta, tb)."""
-    if ua and ub:
-        return _SAME
-    if ua and tb == 0:
-        return _B_SCALAR
-    if ub and ta == 0 and _swapped(code) >= 0:
-        return _A_SCALAR
-    return _GENERAL
-
-
-# ------------------------------------------------------------------- unary
-
-@kernel(parallel=True)
-def unary(code, x, out):
-    """out = f(x) for a unary ``code`` (codes.NEG .. codes.COSH).
-
-    x, out: 1-D C-contiguous, same length. float32/float64 support every
-    code; int32/int64/uint8 support NEG, ABS, SIGN, SQUARE, RELU (wrapping);
-    LOGICAL_NOT takes any dtype and a bool ``out``. SIGN(NaN) is 0 (torch).
-    """
-    n = out.shape[0]
-    if x.shape[0] != n:
-        raise ValueError("unary: x and out lengths differ")
-    if not _unary_ok(code, x, out):
-        raise ValueError("unary: code not supported for this dtype")
-    if n <= SERIAL_MAX:
-        _unary_rows(code, x, out)
-        return
-    for c in prange(_nchunks(n)):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _unary_rows(code, x[lo:hi], out[lo:hi])
-
-
-@helper
-def _unary_span(code, unit, x, out, lo, hi):
-    r = lo // out.shape[3]
-    j = lo - r * out.shape[3]
-    p = lo
+def _unary_nd(x, out, lo, hi):
+    size = out.shape[3]
+    r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        o = np.ascontiguousarray(out[i0, i1, i2, j:j + m])
-        if unit:
-            _unary_rows(code, np.ascontiguousarray(x[i0, i1, i2, j:j + m]), o)
+        xr, orow = x[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        if _unit(xr) and _unit(orow):
+            _rows(np.ascontiguousarray(xr), np.ascontiguousarray(orow), np.int64(0), m)  # noqa: F821
         else:
-            _unary_rows(code, x[i0, i1, i2, j:j + m], o)
-        p += m
-        j = 0
-        r += 1
+            for k in range(m):
+                orow[k] = _f(xr[k])  # noqa: F821
+        p, j, r = p + m, 0, r + 1
 
 
-@kernel(parallel=True)
-def _unary_nd_run(code, unit, xv, ov):
-    total = ov.size
-    if total <= SERIAL_MAX:
-        for c in range(_nchunks(total)):
-            lo = c * CHUNK
-            _unary_span(code, unit, xv, ov, lo, min(lo + CHUNK, total))
-        return
-    for c in prange(_nchunks(total)):
-        lo = c * CHUNK
-        _unary_span(code, unit, xv, ov, lo, min(lo + CHUNK, total))
-
-
-@kernel
-def unary_nd(code, x, out):
-    """out = f(x) for a unary ``code``; x: 4-D, any strides; out: 4-D C-contiguous, same shape."""
-    if x.shape != out.shape:
-        raise ValueError("unary_nd: x and out shapes differ")
-    if not _unary_ok(code, x, out):
-        raise ValueError("unary_nd: code not supported for this dtype")
-    d = min(_depth(x.shape, x.strides), _depth(out.shape, out.strides))
-    xsh, xst = _merged(x.shape, x.strides, d)
-    osh, ost = _merged(out.shape, out.strides, d)
-    if not _unit(ost[3], out.itemsize, osh[3]):
-        raise ValueError("unary_nd: out must be C-contiguous")
-    _unary_nd_run(code, _unit(xst[3], x.itemsize, xsh[3]),
-                  np.lib.stride_tricks.as_strided(x, xsh, xst),
-                  np.lib.stride_tricks.as_strided(out, osh, ost))
-
-
-# ------------------------------------------------------------------ binary
-
-@kernel(parallel=True)
-def binary(code, a, b, out):
-    """out = f(a, b) for a binary ``code`` (codes.ADD .. codes.FMOD).
-
-    a, b: 1-D C-contiguous, same dtype and length. out: same length, a's
-    dtype for arithmetic codes, bool for EQ..GE and LOGICAL_*. Integer
-    FLOOR_DIVIDE, REMAINDER and FMOD by zero give 0; integer POW with a
-    negative exponent gives 1 (base 1), +-1 (base -1) or 0. Bitwise codes
-    are for integer and bool dtypes, DIV/RDIV/ATAN2 for float dtypes.
-    """
-    n = out.shape[0]
-    if a.shape[0] != n or b.shape[0] != n:
-        raise ValueError("binary: lengths differ")
-    if not _binary_ok(code, a, out):
-        raise ValueError("binary: code not supported for this dtype")
-    if n <= SERIAL_MAX:
-        _binary_rows(code, a, b, out)
-        return
-    for c in prange(_nchunks(n)):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _binary_rows(code, a[lo:hi], b[lo:hi], out[lo:hi])
-
-
-@kernel(parallel=True)
-def binary_scalar(code, a, s, out):
-    """out = f(a, s) for a binary ``code``; a, out: 1-D C-contiguous; s: numpy scalar of a's dtype."""
-    n = out.shape[0]
-    if a.shape[0] != n:
-        raise ValueError("binary_scalar: lengths differ")
-    if not _binary_ok(code, a, out):
-        raise ValueError("binary_scalar: code not supported for this dtype")
-    if n <= SERIAL_MAX:
-        _binary_rows(code, a, s, out)
-        return
-    for c in prange(_nchunks(n)):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _binary_rows(code, a[lo:hi], s, out[lo:hi])
-
-
-@helper
-def _binary_span(code, mode, a, b, out, lo, hi):
-    r = lo // out.shape[3]
-    j = lo - r * out.shape[3]
-    p = lo
+def _binary_nd(a, b, out, lo, hi):
+    size = out.shape[3]
+    r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        o = np.ascontiguousarray(out[i0, i1, i2, j:j + m])
-        if mode == _SAME:
-            _binary_rows(code, np.ascontiguousarray(a[i0, i1, i2, j:j + m]),
-                         np.ascontiguousarray(b[i0, i1, i2, j:j + m]), o)
-        elif mode == _GENERAL:
-            _binary_rows(code, a[i0, i1, i2, j:j + m], b[i0, i1, i2, j:j + m], o)
-        else:
-            # One operand is constant along the row: pass it as a scalar.
-            if mode == _B_SCALAR:
-                c2, row, s = code, a[i0, i1, i2, j:j + m], b[i0, i1, i2, j]
+        ar, br, orow = a[i0, i1, i2, j:j + m], b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        if _unit(ar) and _unit(orow) and (_unit(br) or br.strides[0] == 0):
+            oc = np.ascontiguousarray(orow)
+            if _unit(br):
+                _rows(np.ascontiguousarray(ar), np.ascontiguousarray(br), oc, np.int64(0), m)  # noqa: F821
             else:
-                c2, row, s = _swapped(code), b[i0, i1, i2, j:j + m], a[i0, i1, i2, j]
-            _binary_rows(c2, np.ascontiguousarray(row), s, o)
-        p += m
-        j = 0
-        r += 1
+                # NOTE: b constant along the row (a per-channel bias): pass it as a scalar.
+                _srows(np.ascontiguousarray(ar), br[0], oc, np.int64(0), m)  # noqa: F821
+        else:
+            for k in range(m):
+                orow[k] = _f(ar[k], br[k])  # noqa: F821
+        p, j, r = p + m, 0, r + 1
 
 
-@kernel(parallel=True)
-def _binary_nd_run(code, mode, av, bv, ov):
-    total = ov.size
-    if total <= SERIAL_MAX:
-        for c in range(_nchunks(total)):
-            lo = c * CHUNK
-            _binary_span(code, mode, av, bv, ov, lo, min(lo + CHUNK, total))
-        return
-    for c in prange(_nchunks(total)):
-        lo = c * CHUNK
-        _binary_span(code, mode, av, bv, ov, lo, min(lo + CHUNK, total))
-
-
-@kernel
-def binary_nd(code, a, b, out):
-    """out = f(a, b) for a binary ``code``.
-
-    a, b: 4-D of out's shape, any strides (stride 0 broadcasts); out: 4-D
-    C-contiguous. Dtypes and codes as ``binary``.
-    """
-    if a.shape != out.shape or b.shape != out.shape:
-        raise ValueError("binary_nd: shapes differ")
-    if not _binary_ok(code, a, out):
-        raise ValueError("binary_nd: code not supported for this dtype")
-    d = min(_depth(a.shape, a.strides), _depth(b.shape, b.strides),
-            _depth(out.shape, out.strides))
-    ash, ast = _merged(a.shape, a.strides, d)
-    bsh, bst = _merged(b.shape, b.strides, d)
-    osh, ost = _merged(out.shape, out.strides, d)
-    size = osh[3]
-    if not _unit(ost[3], out.itemsize, size):
-        raise ValueError("binary_nd: out must be C-contiguous")
-    mode = _binary_mode(code, _unit(ast[3], a.itemsize, size), _unit(bst[3], b.itemsize, size),
-                        ast[3], bst[3])
-    _binary_nd_run(code, mode, np.lib.stride_tricks.as_strided(a, ash, ast),
-                   np.lib.stride_tricks.as_strided(b, bsh, bst),
-                   np.lib.stride_tricks.as_strided(out, osh, ost))
-
-
-# ------------------------------------------------------------------- where
-
-@helper
-def _where_span(unit, cond, a, b, out, lo, hi):
-    r = lo // out.shape[3]
-    j = lo - r * out.shape[3]
-    p = lo
+def _where_nd(cond, a, b, out, lo, hi):
+    size = out.shape[3]
+    r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        o = np.ascontiguousarray(out[i0, i1, i2, j:j + m])
-        if unit:
-            _where_rows(np.ascontiguousarray(cond[i0, i1, i2, j:j + m]),
-                        np.ascontiguousarray(a[i0, i1, i2, j:j + m]),
-                        np.ascontiguousarray(b[i0, i1, i2, j:j + m]), o)
+        cr, ar = cond[i0, i1, i2, j:j + m], a[i0, i1, i2, j:j + m]
+        br, orow = b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        if _unit(cr) and _unit(ar) and _unit(br) and _unit(orow):
+            _rows(np.ascontiguousarray(cr), np.ascontiguousarray(ar),  # noqa: F821
+                  np.ascontiguousarray(br), np.ascontiguousarray(orow), np.int64(0), m)
         else:
-            _where_rows(cond[i0, i1, i2, j:j + m], a[i0, i1, i2, j:j + m],
-                        b[i0, i1, i2, j:j + m], o)
-        p += m
-        j = 0
-        r += 1
+            for k in range(m):
+                orow[k] = ar[k] if cr[k] else br[k]
+        p, j, r = p + m, 0, r + 1
 
 
-@kernel(parallel=True)
-def _where_run(unit, cv, av, bv, ov):
-    total = ov.size
-    if total <= SERIAL_MAX:
-        for c in range(_nchunks(total)):
-            lo = c * CHUNK
-            _where_span(unit, cv, av, bv, ov, lo, min(lo + CHUNK, total))
-        return
-    for c in prange(_nchunks(total)):
-        lo = c * CHUNK
-        _where_span(unit, cv, av, bv, ov, lo, min(lo + CHUNK, total))
+def _fill_nd(dst, value, lo, hi):
+    size = dst.shape[3]
+    r, j, p = lo // size, lo % size, lo
+    while p < hi:
+        i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
+        drow = dst[i0, i1, i2, j:j + m]
+        if _unit(drow):
+            _rows(np.ascontiguousarray(drow), value, np.int64(0), m)  # noqa: F821
+        else:
+            for k in range(m):
+                drow[k] = value
+        p, j, r = p + m, 0, r + 1
 
 
-@kernel
+# Parallel drivers: chunk c of n elements is one prange iteration running the span.
+# NOTE: prange indexes are unsigned; int64 bounds share the serial entry's compiled span.
+
+def _chunks2(n, p0, p1):
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        lo = np.int64(c) * CHUNK
+        _span(p0, p1, lo, min(lo + CHUNK, n))  # noqa: F821
+
+
+def _chunks3(n, p0, p1, p2):
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        lo = np.int64(c) * CHUNK
+        _span(p0, p1, p2, lo, min(lo + CHUNK, n))  # noqa: F821
+
+
+def _chunks4(n, p0, p1, p2, p3):
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        lo = np.int64(c) * CHUNK
+        _span(p0, p1, p2, p3, lo, min(lo + CHUNK, n))  # noqa: F821
+
+
+def _chunks5(n, p0, p1, p2, p3, p4):
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        lo = np.int64(c) * CHUNK
+        _span(p0, p1, p2, p3, p4, lo, min(lo + CHUNK, n))  # noqa: F821
+
+
+_DRIVERS = {2: _chunks2, 3: _chunks3, 4: _chunks4, 5: _chunks5}
+_I64 = scalar(np.dtype(np.int64))
+
+
+# ---------------------------------------------------------------- launching
+
+_ENTRY = {}            # (launcher, op, dtypes..., parallel) -> compiled entry point
+
+
+def _compile(span, tag, argtypes, parallel, **bound):
+    """Entry point of the span (serial) or of its parallel driver, for ``argtypes``."""
+    s = instance(span, tag, **bound)
+    if not parallel:
+        return entry(s, tuple(argtypes) + (_I64, _I64))
+    d = instance(_DRIVERS[len(argtypes)], f"{span.__name__}__{tag}", parallel=True, _span=s)
+    return entry(d, (_I64,) + tuple(argtypes))
+
+
+def _run(fn, parallel, n, *args):
+    if parallel:
+        fn(n, *args)
+    else:
+        fn(*args, 0, n)
+
+
+def _flat_types(*arrays):
+    """numba types of 1-D C arrays.
+
+    NOTE: typed writable even for inputs (entry points do not check the flag, and
+    kernels never write their inputs): read-only numpy views (``broadcast_to``) and
+    the C views an nd span makes of unit-stride rows then share one compiled loop.
+    """
+    return [array(a.dtype, 1, "C") for a in arrays]
+
+
+def _nd_types(*arrays):
+    return [array(a.dtype, 4, "A") for a in arrays]
+
+
+def _check_out(what, code, x, out):
+    """Predicates (comparisons, logical ops) write bool; every other op writes x's dtype."""
+    want = np.dtype(np.bool_) if code in PREDICATES else x.dtype
+    if out.dtype != want:
+        raise ValueError(f"{what}: op {code!r} on {x.dtype} writes {want}, got out of {out.dtype}")
+
+
+def _check_flat(what, *arrays):
+    n = arrays[-1].shape[0]
+    for a in arrays:
+        # NOTE: a 1-D array is contiguous when its stride is its itemsize (or it has <= 1
+        # element); cheaper than building ``a.flags``.
+        if a.ndim != 1 or (a.strides[0] != a.itemsize and a.shape[0] > 1):
+            raise ValueError(f"{what}: expected 1-D C-contiguous arrays, got shape {a.shape} "
+                             f"strides {a.strides}")
+        if a.shape[0] != n:
+            raise ValueError(f"{what}: lengths differ ({a.shape[0]} vs {n})")
+    return n
+
+
+def _flat2(x, out, n):
+    """The common case of ``_check_flat`` for two arrays, without building tuples."""
+    return (x.ndim == 1 and out.ndim == 1 and x.shape[0] == n
+            and (n <= 1 or (x.strides[0] == x.itemsize and out.strides[0] == out.itemsize)))
+
+
+def _check_nd(what, *arrays):
+    shape = arrays[-1].shape
+    for a in arrays:
+        if a.ndim != 4 or a.shape != shape:
+            raise ValueError(f"{what}: expected 4-D arrays of shape {shape}, got {a.shape}")
+    return arrays[-1].size
+
+
+def _unary_entry(code, x, out, nd, par):
+    key = ("unary", code, x.dtype.char, out.dtype.char, nd, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        what = "unary_nd" if nd else "unary"
+        f = element(UNARY, what, code, x.dtype)
+        _check_out(what, code, x, out)
+        tag = f"{code}_{kind(x.dtype)}"
+        rows = instance(_unary_flat, tag, _f=f)
+        if nd:
+            fn = _compile(_unary_nd, tag, _nd_types(x, out), par, _f=f, _rows=rows)
+        else:
+            fn = _compile(_unary_flat, tag, _flat_types(x, out), par, _f=f)
+        _ENTRY[key] = fn
+    return fn
+
+
+def unary(code, x, out):
+    """out = f(x) for unary op ``code`` ("neg", "exp", "relu", ... see ``unary_ops``).
+
+    x, out: 1-D C-contiguous, same length. Float dtypes support every op;
+    integer dtypes neg, abs, sign, square, relu (wrapping); logical_not takes
+    any dtype and a bool ``out``; others write x's dtype. sign(NaN) is 0 (torch).
+    """
+    n = out.shape[0]
+    if not _flat2(x, out, n):
+        _check_flat("unary", x, out)
+    if n > SERIAL_MAX:
+        _unary_entry(code, x, out, False, True)(n, x, out)
+    elif n:
+        _unary_entry(code, x, out, False, False)(x, out, 0, n)
+
+
+def unary_nd(code, x, out):
+    """out = f(x) for unary op ``code``; x: 4-D, any strides; out: 4-D of x's shape."""
+    n = _check_nd("unary_nd", x, out)
+    if n:
+        par = n > SERIAL_MAX
+        _run(_unary_entry(code, x, out, True, par), par, n, x, out)
+
+
+def _binary_entry(code, a, b, out, mode, par):
+    """mode: "flat", "scalar" (b a scalar) or "nd"."""
+    key = ("binary", code, a.dtype.char, out.dtype.char, mode, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        what = "binary" if mode == "flat" else "binary_" + mode
+        f = element(BINARY, what, code, a.dtype)
+        _check_out(what, code, a, out)
+        tag = f"{code}_{kind(a.dtype)}"
+        if mode == "flat":
+            fn = _compile(_binary_flat, tag, _flat_types(a, b, out), par, _f=f)
+        elif mode == "scalar":
+            types = _flat_types(a, out)
+            fn = _compile(_scalar_flat, tag, [types[0], scalar(a.dtype), types[1]], par, _f=f)
+        else:
+            fn = _compile(_binary_nd, tag, _nd_types(a, b, out), par, _f=f,
+                          _rows=instance(_binary_flat, tag, _f=f),
+                          _srows=instance(_scalar_flat, tag, _f=f))
+        _ENTRY[key] = fn
+    return fn
+
+
+def _same_dtype(what, a, b):
+    if a.dtype != b.dtype:
+        raise TypeError(f"{what}: operands must share one dtype, got {a.dtype} and {b.dtype}")
+
+
+def binary(code, a, b, out):
+    """out = f(a, b) for binary op ``code`` ("add", "lt", ... see ``binary_ops``).
+
+    a, b: 1-D C-contiguous, same dtype and length. out: same length, a's dtype
+    (bool for comparisons and logical ops). Integer floor_divide, remainder
+    and fmod by zero give 0; integer pow with a negative exponent gives 1
+    (base 1), +-1 (base -1) or 0. Bitwise ops are for integer and bool
+    dtypes, div/rdiv/atan2 for float dtypes.
+    """
+    n = out.shape[0]
+    if not (_flat2(a, out, n) and _flat2(b, out, n)):
+        _check_flat("binary", a, b, out)
+    if a.dtype != b.dtype:
+        _same_dtype("binary", a, b)
+    if n > SERIAL_MAX:
+        _binary_entry(code, a, b, out, "flat", True)(n, a, b, out)
+    elif n:
+        _binary_entry(code, a, b, out, "flat", False)(a, b, out, 0, n)
+
+
+def binary_scalar(code, a, s, out):
+    """out = f(a, s) for binary op ``code``; a, out: 1-D C-contiguous; s: a scalar of a's dtype."""
+    n = out.shape[0]
+    if not _flat2(a, out, n):
+        _check_flat("binary_scalar", a, out)
+    if n > SERIAL_MAX:
+        _binary_entry(code, a, None, out, "scalar", True)(n, a, s, out)
+    elif n:
+        _binary_entry(code, a, None, out, "scalar", False)(a, s, out, 0, n)
+
+
+def binary_nd(code, a, b, out):
+    """out = f(a, b) for binary op ``code``; a, b: 4-D of out's shape, any strides (0 broadcasts).
+
+    out: 4-D. Dtypes and ops as ``binary``.
+    """
+    n = _check_nd("binary_nd", a, b, out)
+    _same_dtype("binary_nd", a, b)
+    if n:
+        par = n > SERIAL_MAX
+        _run(_binary_entry(code, a, b, out, "nd", par), par, n, a, b, out)
+
+
 def where_nd(cond, a, b, out):
     """out = a where cond else b.
 
     cond: 4-D bool; a, b: 4-D of out's dtype; all of out's shape with any
-    strides (0 broadcasts). out: 4-D C-contiguous.
+    strides (0 broadcasts).
     """
-    if cond.shape != out.shape or a.shape != out.shape or b.shape != out.shape:
-        raise ValueError("where_nd: shapes differ")
-    d = min(min(_depth(cond.shape, cond.strides), _depth(a.shape, a.strides)),
-            min(_depth(b.shape, b.strides), _depth(out.shape, out.strides)))
-    csh, cst = _merged(cond.shape, cond.strides, d)
-    ash, ast = _merged(a.shape, a.strides, d)
-    bsh, bst = _merged(b.shape, b.strides, d)
-    osh, ost = _merged(out.shape, out.strides, d)
-    size = osh[3]
-    if not _unit(ost[3], out.itemsize, size):
-        raise ValueError("where_nd: out must be C-contiguous")
-    unit = (_unit(cst[3], cond.itemsize, size) and _unit(ast[3], a.itemsize, size)
-            and _unit(bst[3], b.itemsize, size))
-    _where_run(unit, np.lib.stride_tricks.as_strided(cond, csh, cst),
-               np.lib.stride_tricks.as_strided(a, ash, ast),
-               np.lib.stride_tricks.as_strided(b, bsh, bst),
-               np.lib.stride_tricks.as_strided(out, osh, ost))
+    n = _check_nd("where_nd", cond, a, b, out)
+    if cond.dtype != np.bool_ or a.dtype != out.dtype or b.dtype != out.dtype:
+        raise TypeError(f"where_nd: expected bool cond and a, b of out's dtype {out.dtype}, got "
+                        f"{cond.dtype}, {a.dtype}, {b.dtype}")
+    if not n:
+        return
+    par = n > SERIAL_MAX
+    key = ("where", out.dtype, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        tag = out.dtype.name
+        fn = _ENTRY[key] = _compile(_where_nd, tag, _nd_types(cond, a, b, out), par,
+                                    _rows=instance(_where_flat, tag))
+    _run(fn, par, n, cond, a, b, out)
 
-
-# ------------------------------------------------------------- copy, fill
 
 @helper
-def _copy_span(unit, src, dst, lo, hi):
-    r = lo // dst.shape[3]
-    j = lo - r * dst.shape[3]
-    p = lo
-    while p < hi:
-        i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
-        if unit:
-            _copy_rows(np.ascontiguousarray(src[i0, i1, i2, j:j + m]),
-                       np.ascontiguousarray(dst[i0, i1, i2, j:j + m]))
-        else:
-            _copy_rows(src[i0, i1, i2, j:j + m], dst[i0, i1, i2, j:j + m])
-        p += m
-        j = 0
-        r += 1
+def _same(v):
+    return v
 
 
-@kernel(parallel=True)
-def _copy_run(unit, sv, dv):
-    total = dv.size
-    if total <= SERIAL_MAX:
-        for c in range(_nchunks(total)):
-            lo = c * CHUNK
-            _copy_span(unit, sv, dv, lo, min(lo + CHUNK, total))
-        return
-    for c in prange(_nchunks(total)):
-        lo = c * CHUNK
-        _copy_span(unit, sv, dv, lo, min(lo + CHUNK, total))
+@helper
+def _nonzero(v):
+    return v != 0                              # NaN is true
 
 
-@kernel
+@helper
+def _via_int64(v):
+    # NOTE: float -> unsigned through int64 so negatives wrap (-1.0 -> 255), as numpy
+    # and torch do on x86; a direct float -> unsigned cast is undefined.
+    return np.int64(v)
+
+
+def _convert(src, dst):
+    """(name, element function) converting src's dtype for a store into dst's dtype."""
+    if dst.kind == "b":
+        return "nonzero", _nonzero
+    if src.kind == "f" and dst.kind == "u":
+        return "via_int64", _via_int64
+    return "same", _same                       # the store casts (float -> int truncates)
+
+
 def copy_nd(src, dst):
     """dst[...] = src, converting the dtype.
 
@@ -435,70 +420,59 @@ def copy_nd(src, dst):
     uint8 goes through int64, so -1.0 -> 255; out-of-range values are
     unspecified), x -> bool is x != 0, bool -> number is 0/1.
     """
-    if src.shape != dst.shape:
-        raise ValueError("copy_nd: shapes differ")
-    d = min(_depth(src.shape, src.strides), _depth(dst.shape, dst.strides))
-    ssh, sst = _merged(src.shape, src.strides, d)
-    dsh, dst_ = _merged(dst.shape, dst.strides, d)
-    unit = _unit(sst[3], src.itemsize, dsh[3]) and _unit(dst_[3], dst.itemsize, dsh[3])
-    _copy_run(unit, np.lib.stride_tricks.as_strided(src, ssh, sst),
-              np.lib.stride_tricks.as_strided(dst, dsh, dst_))
-
-
-@helper
-def _fill_span(unit, dst, value, lo, hi):
-    r = lo // dst.shape[3]
-    j = lo - r * dst.shape[3]
-    p = lo
-    while p < hi:
-        i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
-        if unit:
-            _fill_rows(np.ascontiguousarray(dst[i0, i1, i2, j:j + m]), value)
-        else:
-            _fill_rows(dst[i0, i1, i2, j:j + m], value)
-        p += m
-        j = 0
-        r += 1
-
-
-@kernel(parallel=True)
-def _fill_run(unit, dv, value):
-    total = dv.size
-    if total <= SERIAL_MAX:
-        for c in range(_nchunks(total)):
-            lo = c * CHUNK
-            _fill_span(unit, dv, value, lo, min(lo + CHUNK, total))
+    n = _check_nd("copy_nd", src, dst)
+    if not n:
         return
-    for c in prange(_nchunks(total)):
-        lo = c * CHUNK
-        _fill_span(unit, dv, value, lo, min(lo + CHUNK, total))
+    par = n > SERIAL_MAX
+    flat = src.flags.c_contiguous and dst.flags.c_contiguous
+    key = ("copy", src.dtype, dst.dtype, flat, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        name, f = _convert(src.dtype, dst.dtype)
+        tag = f"{name}_{src.dtype.name}_{dst.dtype.name}"
+        if flat:
+            fn = _compile(_unary_flat, tag, _flat_types(src, dst), par, _f=f)
+        else:
+            fn = _compile(_unary_nd, tag, _nd_types(src, dst), par, _f=f,
+                          _rows=instance(_unary_flat, tag, _f=f))
+        _ENTRY[key] = fn
+    if flat:
+        src, dst = src.reshape(n), dst.reshape(n)
+    _run(fn, par, n, src, dst)
 
 
-@kernel
 def fill_nd(dst, value):
-    """dst[...] = value; dst: 4-D, any strides; value: numpy scalar of dst's dtype."""
-    d = _depth(dst.shape, dst.strides)
-    dsh, dst_ = _merged(dst.shape, dst.strides, d)
-    _fill_run(_unit(dst_[3], dst.itemsize, dsh[3]),
-              np.lib.stride_tricks.as_strided(dst, dsh, dst_), value)
+    """dst[...] = value; dst: 4-D, any strides; value: a scalar (stored as dst's dtype)."""
+    n = _check_nd("fill_nd", dst)
+    if not n:
+        return
+    par = n > SERIAL_MAX
+    key = ("fill", dst.dtype, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        tag = dst.dtype.name
+        sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
+        fn = _ENTRY[key] = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+    _run(fn, par, n, dst, value)
 
 
-# ------------------------------------------------------------------- axpby
-
-@kernel(parallel=True)
 def axpby(a, x, b, y, out):
     """out = a*x + b*y, rounded after each operation (no fused multiply-add).
 
     x, y, out: 1-D C-contiguous float32/float64, same length (out may be x
-    or y); a, b: numpy scalars of that dtype.
+    or y); a, b: scalars, rounded to that dtype.
     """
-    n = out.shape[0]
-    if x.shape[0] != n or y.shape[0] != n:
-        raise ValueError("axpby: lengths differ")
-    if n <= SERIAL_MAX:
-        _axpby_rows(a, x, b, y, out)
+    n = _check_flat("axpby", x, y, out)
+    if x.dtype != out.dtype or y.dtype != out.dtype or out.dtype.kind != "f":
+        raise TypeError(f"axpby: expected one float dtype, got {x.dtype}, {y.dtype}, {out.dtype}")
+    if not n:
         return
-    for c in prange(_nchunks(n)):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _axpby_rows(a, x[lo:hi], b, y[lo:hi], out[lo:hi])
+    par = n > SERIAL_MAX
+    key = ("axpby", out.dtype, par)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        s = scalar(out.dtype)
+        tx, ty, to = _flat_types(x, y, out)
+        fn = _ENTRY[key] = _compile(_axpby_flat, out.dtype.name, [s, tx, s, ty, to], par)
+    t = out.dtype.type
+    _run(fn, par, n, t(a), x, t(b), y, out)

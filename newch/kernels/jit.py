@@ -19,6 +19,8 @@ from numba.extending import intrinsic, overload as _numba_overload  # noqa: F401
 
 from . import cache as _disk_cache
 
+from . import report as _report
+
 PRANGE_ONLY = dict(prange=True, comprehension=False, reduction=False, inplace_binop=False,
                    setitem=False, numpy=False, stencil=False, fusion=False)
 # flags of the typed switches that ``overload`` compiles (elementwise_math / _rows)
@@ -37,6 +39,7 @@ def kernel(fn=None, *, parallel=False):
         _disk_cache.attach(jitted)
         jitted.newch_kernel = True
         jitted.newch_parallel = parallel
+        _report.track(jitted)
         KERNELS.append(jitted)
         return jitted
     return wrap(fn) if fn is not None else wrap
@@ -46,6 +49,7 @@ def helper(fn):
     """Compile a serial device function called from kernels (inlined by LLVM)."""
     jitted = numba.njit(fn, cache=False, fastmath=False, nogil=True, error_model="numpy")
     _disk_cache.attach(jitted)
+    _report.track(jitted)   # NOTE: after attach: track wraps the cache it installs
     HELPERS.append(jitted)
     return jitted
 

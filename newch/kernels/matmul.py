@@ -34,6 +34,7 @@ from numba.core import cgutils, types
 
 from . import simd_level
 from .jit import helper, intrinsic, kernel, prange
+from .specialize import entry, instance
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 
@@ -325,7 +326,7 @@ def _task(a, out, scratch, tm, tn, b_batched, a_direct, t0, t1, ws):
                 packed = ia * mp + p0
                 for p in range(p0, p1):
                     if not (a_direct and (p + 1) * MR <= M):
-                        _pack_panel(a[ia], p * MR, MR, pc, pc + kc, scratch, slot + (p - p0) * MR * kc)
+                        _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch, slot + (p - p0) * MR * kc)
             for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
                 bo = bbase + q * nr * K
                 for p in range(p0, p1):
@@ -350,12 +351,12 @@ def _task(a, out, scratch, tm, tn, b_batched, a_direct, t0, t1, ws):
                             outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
 
 
-@kernel(parallel=True)
 def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
     """out[i] = a[i] @ b[i] for a (Ba, M, K), b (Bb, K, N), out (B, M, N); Ba, Bb are B or 1.
 
     Packs every B into scratch[:wstart], then runs ntask compute tasks with
-    workspaces of wsize elements from scratch[wstart]; see ``_layout``.
+    workspaces of wsize elements from scratch[wstart]; see ``_layout``. A template:
+    ``_range`` is ``range`` in the serial instance, ``prange`` in the parallel one.
     """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
@@ -366,18 +367,59 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = (a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0)
     ntile = B * tm * tn
-    if B * M * N * K < SERIAL_WORK:
-        for t in range(npack):
-            _pack_b_task(b, scratch, t)
-        # NOTE: np.int64(0), not a literal 0, so this call shares the prange's compiled _task.
-        _task(a, out, scratch, tm, tn, b_batched, a_direct, np.int64(0), ntile, wstart)
-        return
     # NOTE: prange indexes are unsigned; as int64 they share the serial loop's helpers.
-    for t in prange(npack):
+    for t in _range(npack):  # noqa: F821
         _pack_b_task(b, scratch, np.int64(t))
-    for t in prange(ntask):
+    for t in _range(ntask):  # noqa: F821
+        t = np.int64(t)
         _task(a, out, scratch, tm, tn, b_batched, a_direct, t * ntile // ntask,
               (t + 1) * ntile // ntask, wstart + t * wsize)
+
+
+@intrinsic
+def _fma(typingctx, x, y, z):
+    """fma(x, y, z): x*y + z rounded once (``llvm.fma``), the micro-kernel's step for one element."""
+    if not (isinstance(x, types.Float) and x == y == z):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ty = context.get_value_type(sig.return_type)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ty, [ty] * 3),
+            "llvm.fma.%s" % ("f32" if ty == ir.FloatType() else "f64"))
+        return builder.call(fn, args)
+
+    return x(x, y, z), codegen
+
+
+VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)
+
+
+def _vecmat(a, b, out):
+    """out[i, 0, :] = a[i, 0, :] @ b[i] for a (Ba, 1, K), b (Bb, K, N), out (B, 1, N).
+
+    Each out element is fma(a[k], b[k, j], c) folded over k = 0..K-1 from c = +0.0: the
+    same chain as the blocked kernel's, so a product gives the same bits by either path.
+    Columns go VEC_COLS at a time (independent chains), b is read in place whatever its
+    strides. ``_range``: ``range`` or ``prange`` over (batch, column block) tasks.
+    """
+    B, N = out.shape[0], out.shape[2]
+    K = a.shape[2]
+    nb = (N + VEC_COLS - 1) // VEC_COLS
+    for t in _range(B * nb):  # noqa: F821
+        t = np.int64(t)
+        i, j0 = t // nb, t % nb * VEC_COLS
+        j1 = min(N, j0 + VEC_COLS)
+        ar = a[i if a.shape[0] == B else 0, 0]
+        bi = b[i if b.shape[0] == B else 0]
+        o = out[i, 0, j0:j1]
+        for j in range(j1 - j0):
+            o[j] = 0
+        for k in range(K):
+            av = ar[k]
+            brow = bi[k, j0:j1]
+            for j in range(j1 - j0):
+                o[j] = _fma(av, brow[j], o[j])
 
 
 # ---------------------------------------------------------------- public kernels
@@ -390,15 +432,28 @@ def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
 _ENTRY = {}
 
 
-def _kernel(dtype):
-    """The entry point of ``_gemm`` for float ``dtype`` (compiled, or loaded from cache, once)."""
-    fn = _ENTRY.get(dtype)
+def _vec_kernel(dtype, parallel):
+    """The entry point of ``_vecmat`` for float ``dtype``, serial or parallel."""
+    fn = _ENTRY.get(("vec", dtype, parallel))
+    if fn is None:
+        dt = types.float32 if dtype == np.float32 else types.float64
+        src = types.Array(dt, 3, "A", readonly=True)
+        k = instance(_vecmat, "par" if parallel else "ser", parallel=parallel,
+                     _range=prange if parallel else range)
+        fn = _ENTRY[("vec", dtype, parallel)] = entry(k, (src, src, types.Array(dt, 3, "C")))
+    return fn
+
+
+def _kernel(dtype, parallel):
+    """The entry point of ``_gemm`` for float ``dtype``, serial or parallel (compiled once)."""
+    fn = _ENTRY.get((dtype, parallel))
     if fn is None:
         dt = types.float32 if dtype == np.float32 else types.float64
         src = types.Array(dt, 3, "A", readonly=True)
         sig = (src, src, types.Array(dt, 3, "C"), types.Array(dt, 1, "C")) + (types.int64,) * 5
-        _gemm.compile(sig)
-        fn = _ENTRY[dtype] = _gemm.overloads[sig].entry_point
+        k = instance(_gemm, "par" if parallel else "ser", parallel=parallel,
+                     _range=prange if parallel else range)
+        fn = _ENTRY[(dtype, parallel)] = entry(k, sig)
     return fn
 
 
@@ -430,6 +485,12 @@ def bgemm(a, b, out, scratch):
         # chains (fma(x, y, c) == fma(y, x, c)), with B panels no bigger than a.
         a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
         M, N = 1, M
+    if M == 1:
+        # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
+        # above): every b element is used once, so packing it would cost as much as the
+        # product; ``_vecmat`` reads b in place.
+        _vec_kernel(dt, B * N * K >= SERIAL_WORK)(a, b, out)
+        return
     tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, NV * VBYTES // dt.itemsize)
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than bgemm_scratch()")
@@ -438,7 +499,7 @@ def bgemm(a, b, out, scratch):
         a = a[:1]
     if B > 1 and b.strides[0] == 0:
         b = b[:1]
-    _kernel(dt)(a, b, out, scratch, tm, tn, ntask, wstart, wsize)
+    _kernel(dt, B * M * N * K >= SERIAL_WORK)(a, b, out, scratch, tm, tn, ntask, wstart, wsize)
 
 
 def gemm(a, b, out, scratch):

@@ -16,7 +16,10 @@ Rounding follows the update rule written as separate array operations in the
 parameter's dtype: scalars are rounded to that dtype once, every product and
 sum is rounded on its own (no fused multiply-add).
 """
-from .jit import helper, kernel, prange
+import numpy as np
+
+from .jit import helper, prange
+from .specialize import instance
 
 __all__ = ["sgd_step"]
 
@@ -40,7 +43,16 @@ def _sgd_rows(p, g, b, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize, 
         p[i] = p[i] + nlr * d
 
 
-@kernel(parallel=True)
+def _sgd_chunks(param, grad, buf, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize,
+                first):
+    n = param.shape[0]
+    for c in _range((n + CHUNK - 1) // CHUNK):  # noqa: F821
+        lo = np.int64(c) * CHUNK
+        hi = min(lo + CHUNK, n)
+        _sgd_rows(param[lo:hi], grad[lo:hi], buf[lo:hi], nlr, wd, mom, damp,
+                  use_wd, use_mom, nesterov, maximize, first)
+
+
 def sgd_step(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, maximize, first):
     """One SGD step on ``param`` in place (and on ``buf``, the momentum buffer).
 
@@ -65,17 +77,10 @@ def sgd_step(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, 
         raise ValueError("sgd_step: grad length differs from param length")
     if use_mom and buf.shape[0] != n:
         raise ValueError("sgd_step: momentum buffer length differs from param length")
-    nlr = param.dtype.type(-lr)
-    wd = param.dtype.type(weight_decay)
-    mom = param.dtype.type(momentum)
-    damp = param.dtype.type(1.0 - dampening)
-    use_wd = weight_decay != 0.0
-    if n <= SERIAL_MAX:
-        _sgd_rows(param, grad, buf, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize,
-                  first)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _sgd_rows(param[lo:hi], grad[lo:hi], buf[lo:hi], nlr, wd, mom, damp, use_wd, use_mom,
-                  nesterov, maximize, first)
+    t = param.dtype.type
+    par = n > SERIAL_MAX
+    # NOTE: one loop text, two instances: serial (``range``) and parallel (``prange``).
+    k = instance(_sgd_chunks, "par" if par else "ser", parallel=par,
+                 _range=prange if par else range)
+    k(param, grad, buf, t(-lr), t(weight_decay), t(momentum), t(1.0 - dampening),
+      weight_decay != 0.0, use_mom, bool(nesterov), bool(maximize), bool(first))

@@ -2,18 +2,29 @@
 
 Accumulators are float64 for float inputs and int64 for integer/bool inputs;
 results are cast to the dtype of ``out``. Every output element is computed by
-one task, its R terms combined serially in increasing r, so the result does not
-depend on how outputs are grouped into tasks nor on the thread count.
+one task, its R terms combined in a fixed order (increasing r; a contiguous
+row-wise SUM keeps ``LANES`` interleaved partial sums, added up in lane order),
+so the result depends neither on how outputs are grouped into tasks nor on
+the thread count nor on the machine.
+
+The public functions are Python launchers. Each kernel is a template
+(``specialize``) instantiated per reduction code, so a program compiles only
+the codes it uses, and per loop kind: ``_range`` is bound to ``range`` for the
+serial instance (small inputs, no parallel code compiled) and to ``prange``
+for the parallel one. Both run the same tasks, so they give the same bits.
 """
+import functools
 import math
 
 import numpy as np
 
 from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGMAX
-from .jit import kernel, helper, prange
+from .jit import helper, prange
+from .specialize import instance
 
 __all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
 
+LANES = 64              # partial sums of a contiguous row-wise SUM (fixed: never the SIMD width)
 SERIAL_WORK = 1 << 15   # fewer input elements than this: serial path, no thread launch
 CHUNK_WORK = 1 << 14    # input elements per prange task (about)
 ROW_BLOCK = 512         # widest I-block of a task (a row-wise SUM buffers 4 KiB)
@@ -46,11 +57,41 @@ def tile_plan(M, K, I):
         ib = max(MIN_ROW_BLOCK, -(-ib // 2))
 
 
+# NOTE: the launchers plan in Python (cached: it depends on the shape only); the indexing
+# kernels call the jitted ``tile_plan`` from inside.
+_plan = functools.lru_cache(maxsize=4096)(tile_plan.py_func)
+
+
 @helper
 def tile_bounds(t, per, ib, nib, O, I):
     """Bounds (o0, o1, i0, i1) of task t of a tile_plan."""
     ob, bi = t // nib, t % nib
     return ob * per, min(O, ob * per + per), bi * ib, min(I, bi * ib + ib)
+
+
+@helper
+def _sum_lanes(row, lanes):
+    """Sum of a contiguous 1-D row: LANES interleaved partial sums, then added in lane order.
+
+    ``lanes``: LANES accumulators of the accumulator type (float64 / int64), overwritten.
+    Element k goes to partial k % LANES; the tail (n % LANES) is added after the partials.
+    """
+    n = np.uint64(row.shape[0])
+    L = np.uint64(LANES)
+    # NOTE: unsigned indexes spare numba's negative-index fix-ups, which stop LLVM from
+    # vectorizing; LANES independent chains keep the vector adders busy (no fastmath needed).
+    for j in range(L):
+        lanes[j] = 0
+    m = n - n % L
+    for k in range(np.uint64(0), m, L):
+        for j in range(L):
+            lanes[j] += row[k + j]
+    acc = lanes[0]
+    for j in range(np.uint64(1), L):
+        acc += lanes[j]
+    for k in range(m, n):
+        acc += row[k]
+    return acc
 
 
 @helper
@@ -77,12 +118,12 @@ def _sum_rows(x, out, o0, o1, i0, i1):
             orow[k] = buf[k]
 
 
-@helper
-def _reduce_tile(code, x, center, out, o0, o1, i0, i1):
-    """Reduce the outputs in rows o0..o1, columns i0..i1 of x with any code.
+def _reduce_tile(x, center, out, o0, o1, i0, i1):
+    """Reduce the outputs in rows o0..o1, columns i0..i1 of x with the bound ``_CODE``.
 
     One output at a time: a scalar accumulator walks down a column of x.
     """
+    code = _CODE  # noqa: F821
     R = x.shape[1]
     centered = code == SUMSQDEV or code == SUMEXP
     for o in range(o0, o1):
@@ -95,9 +136,7 @@ def _reduce_tile(code, x, center, out, o0, o1, i0, i1):
                 acc = col[0]
             facc = 0.0
             c = np.float64(center[o, i]) if centered else 0.0
-            # NOTE: one loop with the switch inside: these loops carry an ordered
-            # dependency chain and cannot vectorize anyway, and a single body keeps the
-            # compiled code (and cold compile time) small. The branch predicts perfectly.
+            # NOTE: ``code`` is a constant of this instance: LLVM keeps one branch.
             for r in range(R):
                 v = col[r]
                 if code == SUM:
@@ -133,7 +172,41 @@ def _reduce_tile(code, x, center, out, o0, o1, i0, i1):
                 out[o, i] = acc
 
 
-@kernel(parallel=True)
+@helper
+def _rows_body(x, center, out, o0, o1, i0, i1):
+    _sum_rows(x, out, o0, o1, i0, i1)
+
+
+@helper
+def _lanes_body(x, center, out, o0, o1, i0, i1):
+    # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
+    lanes = np.full(LANES, x[o0, 0, 0] + np.int64(0))
+    for o in range(o0, o1):
+        out[o, 0] = _sum_lanes(np.ascontiguousarray(x[o, :, 0]), lanes)
+
+
+def _reduce_3d(x, center, out, ntask, per, ib, nib):
+    O, I = out.shape
+    for t in _range(ntask):  # noqa: F821
+        # NOTE: prange indices are uint64; int64 keeps one compiled tile_bounds for both paths.
+        o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+        _body(x, center, out, o0, o1, i0, i1)  # noqa: F821
+
+
+_KERNELS = {}
+
+
+def _kernel(template, code, parallel, tag="", **bound):
+    """The instance of ``template`` for reduction ``code``, serial or parallel."""
+    key = (template, code, parallel, tag)
+    k = _KERNELS.get(key)
+    if k is None:
+        name = f"{code}{tag}_{'par' if parallel else 'ser'}"
+        k = _KERNELS[key] = instance(template, name, parallel=parallel, _CODE=code,
+                                     _range=prange if parallel else range, **bound)
+    return k
+
+
 def reduce_3d(code, x, center, out):
     """Reduce x over its middle axis with ``code``.
 
@@ -146,26 +219,22 @@ def reduce_3d(code, x, center, out):
     Example: ``reduce_3d(SUM, a.reshape(1, n, 1), dummy, out)`` sums a 1-D array.
     """
     O, R, I = x.shape
+    if out.shape != (O, I) or not out.flags.c_contiguous:
+        raise ValueError(f"reduce_3d: out must be C-contiguous of shape {(O, I)}, got {out.shape}")
     if O * I == 0:
         return
-    # NOTE: row-wise SUM pays when there are several columns and I is the faster axis.
-    rows = code == SUM and R > 0 and I > 1 and abs(x.strides[2]) <= abs(x.strides[1])
-    ntask, per, ib, nib = tile_plan(O, R, I)
-    if O * R * I < SERIAL_WORK:
-        for t in range(ntask):
-            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
-            if rows:
-                _sum_rows(x, out, o0, o1, i0, i1)
-            else:
-                _reduce_tile(code, x, center, out, o0, o1, i0, i1)
+    ntask, per, ib, nib = _plan(O, R, I)
+    par = O * R * I >= SERIAL_WORK
+    if code == SUM and R > 0 and I > 1 and abs(x.strides[2]) <= abs(x.strides[1]):
+        body, tag = _rows_body, "_rows"    # NOTE: whole-row accumulation: I is the faster axis
+    elif code == SUM and R > 0 and I == 1 and x.strides[1] == x.itemsize:
+        body, tag = _lanes_body, "_lanes"  # one contiguous row per output
     else:
-        for t in prange(ntask):
-            # NOTE: prange indices are uint64; int64 keeps one compiled tile_bounds for both paths.
-            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
-            if rows:
-                _sum_rows(x, out, o0, o1, i0, i1)
-            else:
-                _reduce_tile(code, x, center, out, o0, o1, i0, i1)
+        body, tag = None, ""
+    k = _KERNELS.get((_reduce_3d, code, par, tag))
+    if k is None:
+        k = _kernel(_reduce_3d, code, par, tag, _body=body or _kernel(_reduce_tile, code, False))
+    k(x, center, out, ntask, per, ib, nib)
 
 
 @helper
@@ -195,7 +264,22 @@ def _combine(code, partials, out):
         out[0] = acc
 
 
-@kernel(parallel=True)
+def _reduce_all(x, center, partials, out):
+    n = x.shape[0]
+    nb = partials.shape[0]
+    c2 = center.reshape((1, 1))
+    zero, one = np.int64(0), np.int64(1)
+    for b in _range(nb):  # noqa: F821
+        lo = np.int64(b) * BLOCK
+        blk = x[lo:min(n, lo + BLOCK)]
+        if _CODE == SUM:  # noqa: F821
+            partials[b] = _sum_lanes(blk, np.full(LANES, blk[0] + np.int64(0)))
+        else:
+            _tile(blk.reshape((1, -1, 1)), c2, partials[b:b + 1].reshape((1, 1)),  # noqa: F821
+                  zero, one, zero, one)
+    _combine(_CODE, partials, out)  # noqa: F821
+
+
 def reduce_all(code, x, center, partials, out):
     """Reduce a whole flat array with ``code`` (same codes as reduce_3d) in fixed blocks.
 
@@ -205,30 +289,25 @@ def reduce_all(code, x, center, partials, out):
     task, then the partials are combined serially in order.
     """
     n = x.shape[0]
-    nb = partials.shape[0]
-    c2 = center.reshape((1, 1))
-    zero, one = np.int64(0), np.int64(1)
-    if n < SERIAL_WORK:
-        for b in range(nb):
-            _reduce_tile(code, x[b * BLOCK:min(n, b * BLOCK + BLOCK)].reshape((1, -1, 1)), c2,
-                         partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
-    else:
-        for b in prange(nb):
-            _reduce_tile(code, x[b * BLOCK:min(n, b * BLOCK + BLOCK)].reshape((1, -1, 1)), c2,
-                         partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
-    _combine(code, partials, out)
+    if x.ndim != 1 or not x.flags.c_contiguous or partials.shape[0] < reduce_blocks(n):
+        raise ValueError("reduce_all: x must be 1-D contiguous, partials reduce_blocks(n) long")
+    partials = partials[:reduce_blocks(n)]
+    par = n >= SERIAL_WORK
+    k = _KERNELS.get((_reduce_all, code, par, ""))
+    if k is None:
+        k = _kernel(_reduce_all, code, par, _tile=_kernel(_reduce_tile, code, False))
+    k(x, center, partials, out)
 
 
-@helper
-def _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1):
-    """ARGMAX or ARGMIN of the outputs in rows o0..o1, columns i0..i1, one at a time."""
+def _arg_tile(x, out_val, out_idx, o0, o1, i0, i1):
+    """ARGMAX or ARGMIN (the bound ``_CODE``) of the outputs in rows o0..o1, columns i0..i1."""
     R = x.shape[1]
     for o in range(o0, o1):
         for i in range(i0, i1):
             best = x[o, 0, i]
             at = 0
             # NOTE: strict comparisons keep the first of ties; the first NaN wins and stays.
-            if code == ARGMAX:
+            if _CODE == ARGMAX:  # noqa: F821
                 for r in range(1, R):
                     v = x[o, r, i]
                     if v > best or (v != v and best == best):
@@ -244,7 +323,13 @@ def _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1):
             out_idx[o, i] = at
 
 
-@kernel(parallel=True)
+def _argreduce_3d(x, out_val, out_idx, ntask, per, ib, nib):
+    O, I = out_val.shape
+    for t in _range(ntask):  # noqa: F821
+        o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+        _tile(x, out_val, out_idx, o0, o1, i0, i1)  # noqa: F821
+
+
 def argreduce_3d(code, x, out_val, out_idx):
     """Index and value of the max (ARGMAX) or min (ARGMIN) of x over its middle axis.
 
@@ -255,12 +340,9 @@ def argreduce_3d(code, x, out_val, out_idx):
     O, R, I = x.shape
     if O * I == 0:
         return
-    ntask, per, ib, nib = tile_plan(O, R, I)
-    if O * R * I < SERIAL_WORK:
-        for t in range(ntask):
-            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
-            _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1)
-    else:
-        for t in prange(ntask):
-            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
-            _arg_tile(code, x, out_val, out_idx, o0, o1, i0, i1)
+    ntask, per, ib, nib = _plan(O, R, I)
+    par = O * R * I >= SERIAL_WORK
+    k = _KERNELS.get((_argreduce_3d, code, par, ""))
+    if k is None:
+        k = _kernel(_argreduce_3d, code, par, _tile=_kernel(_arg_tile, code, False))
+    k(x, out_val, out_idx, ntask, per, ib, nib)

@@ -20,6 +20,8 @@ def _float_dtype(op, a, b):
 
 def _scaled(op, input, other, alpha):
     """``other * alpha``, after PyTorch's checks of ``alpha`` against the result dtype."""
+    if type(alpha) is int and alpha == 1:
+        return other                    # NOTE: the default: nothing to check or scale
     dt = operand_dtype(op, input, other)
     if isinstance(alpha, (bool, np.bool_)) and dt is not D.bool_:
         raise TypeError(f"{op}: a bool alpha is only supported for bool results, got {dt}")

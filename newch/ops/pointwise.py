@@ -102,6 +102,13 @@ def launch_unary(code, xa, out):
             K.unary_nd(code, xv, ov)
 
 
+def _scalar_of(X):
+    """X's value if X is a scalar or an array of one value repeated (0-d, or all strides 0)."""
+    if isinstance(X, np.ndarray) and not any(X.strides):
+        return X[(0,) * X.ndim] if X.size else X
+    return X
+
+
 def launch_binary(code, A, B, out):
     """out = code(A, B) with broadcasting; A/B arrays or numpy scalars, out C-contiguous."""
     if out.size == 0:
@@ -109,10 +116,16 @@ def launch_binary(code, A, B, out):
     if out.ndim == 0:
         out = out.reshape(1)
     K = kernels()
+    A, B = _scalar_of(A), _scalar_of(B)
     sa, sb = not isinstance(A, np.ndarray), not isinstance(B, np.ndarray)
     if sa and sb:
-        A = np.full((1,), A)
-        sa = False
+        # NOTE: one value to compute: compute it once, then fill (no nd kernel for a broadcast
+        # of two scalars, such as the backward of mean()).
+        first = out.reshape(-1)[:1]
+        K.binary_scalar(code, np.full((1,), A), B, first)
+        if out.size > 1:
+            K.fill_nd(out.reshape((1, 1, 1, -1)), first[0])
+        return
     if sb and A.flags.c_contiguous and A.shape == out.shape:
         K.binary_scalar(code, A.reshape(-1), B, out.reshape(-1))
         return
@@ -130,8 +143,22 @@ def launch_binary(code, A, B, out):
         K.binary_nd(code, av, bv, ov)
 
 
+def _same_layout(a, b):
+    """Arrays of one dtype and shape, both C-contiguous (the common case in a training step)."""
+    return (a.shape == b.shape and a.dtype == b.dtype and a.ndim
+            and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
 def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
-    """A new tensor ``code(a, b)``: promote, broadcast, launch. Returns (out, compute dtype)."""
+    """A new tensor ``code(a, b)``: promote, broadcast, launch."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        A, B = data(a, op), data(b, op)
+        # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes promote
+        # to themselves).
+        if _same_layout(A, B) and (compute_dtype is None or compute_dtype is a.dtype):
+            out = empty(A.shape, out_dtype or a.dtype)
+            kernels().binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
+            return out
     dt = compute_dtype or operand_dtype(op, a, b)
     A, ka = as_array(a, dt, op)
     B, kb = as_array(b, dt, op)

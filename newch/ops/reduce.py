@@ -56,6 +56,10 @@ def _acc_dtype(code, dt, dtype):
     return dt
 
 
+_NO_CENTER = np.zeros(1)          # NOTE: read-only dummies: the kernels never write ``center``
+_NO_CENTER_2D = np.zeros((1, 1))
+
+
 def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
     """Run reduction ``code`` of ``x`` over ``dims`` into a new tensor of ``out_dtype``."""
     a = data(x, op)
@@ -67,7 +71,7 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
     if full and a.flags.c_contiguous and a.size > 0:
         part_dt = np.float64 if a.dtype.kind == "f" else np.int64
         parts = empty((K.reduce_blocks(a.size),), D.from_numpy_dtype(np.dtype(part_dt)))
-        c = np.array([center], np.float64) if center is not None else np.zeros(1)
+        c = np.array([center], np.float64) if center is not None else _NO_CENTER
         K.reduce_all(code, a.reshape(-1), c, parts._a, out._a.reshape(1))
         return out
     v = _three_d(a, dims) if a.ndim else a.reshape(1, 1, 1)
@@ -75,7 +79,7 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
         v, keep = _moved(a, dims)
     o, _, i = v.shape
     if center is None:
-        cen = np.zeros((1, 1))
+        cen = _NO_CENTER_2D
     else:
         # NOTE: one float64 centre per output element, in the arena (not a numpy scratch array)
         c = data(center, op) if isinstance(center, Tensor) else np.float64(center)

