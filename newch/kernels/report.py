@@ -102,8 +102,8 @@ def _install():
 def track(dispatcher):
     """Record disk-cache loads of ``dispatcher`` (jit.kernel and jit.helper call this)."""
     _install()
-    cache = getattr(dispatcher, "_cache", None)
-    load = getattr(cache, "load_overload", None)
+    disk = getattr(dispatcher, "_cache", None)
+    load = getattr(disk, "load_overload", None)
     if load is None:
         return
 
@@ -118,7 +118,7 @@ def track(dispatcher):
                                      llvm=0.0))
         return cres
 
-    cache.load_overload = timed_load
+    disk.load_overload = timed_load
 
 
 def records():

@@ -118,7 +118,7 @@ def _module_of(rel):
 
 
 def test_kernel_files_are_all_found():
-    assert {"jit.py", "matmul.py", "elementwise_math.py", "elementwise_rows.py"} <= set(KERNEL_FILES)
+    assert {"jit.py", "matmul.py", "elementwise_math.py", "elementwise.py", "specialize.py"} <= set(KERNEL_FILES)
 
 
 @pytest.mark.parametrize("rel", [f for f in KERNEL_FILES if f != "jit.py"])
