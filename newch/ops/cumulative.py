@@ -81,8 +81,8 @@ def cumprod(input, dim, *, dtype=None):
         def backward(g):
             x = data(input, "cumprod backward").astype(dt.np)
             o, gg = data(out, "cumprod backward"), data(g, "cumprod backward")
-            if x.ndim == 0:
-                res = gg.copy()
+            if x.ndim == 0 or x.size == 0:
+                res = gg.astype(dt.np)
             else:
                 xm, om, gm = (np.moveaxis(v, d, -1) for v in (x, o, gg))
                 shp = xm.shape

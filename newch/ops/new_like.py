@@ -4,6 +4,8 @@ from .creation import empty, full, ones, tensor, zeros
 
 
 def _size(size):
+    if not size:
+        raise TypeError("new_*: missing the size argument (x.new_zeros(2, 3) or x.new_zeros((2, 3)))")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         return tuple(size[0])
     return tuple(size)

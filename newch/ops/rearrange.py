@@ -118,6 +118,8 @@ def repeat(input, *sizes):
         [1, 2, 1, 2]
     """
     check_tensor("repeat", input)
+    if not sizes:
+        raise TypeError("repeat: missing the repeat counts (x.repeat(2, 1) or x.repeat((2, 1)))")
     reps = _sizes("repeat", sizes)
     if len(reps) < input.ndim:
         raise RuntimeError(f"repeat: number of repeat dims ({len(reps)}) can not be smaller than the "

@@ -524,9 +524,10 @@ BASICS = [
 
 from .optable_nn import NN  # noqa: E402  (the nn part of the table reuses the helpers above)
 from .optable_compat import COMPAT  # noqa: E402
+from .optable_seq import SEQ  # noqa: E402  (issue 14: sequence-model tensor ops)
 
 TABLE = (MATH + REDUCTIONS + LINALG + SELECTION + SHAPES + INDEXING + CREATION + MISC + BASICS + NN
-         + COMPAT)
+         + COMPAT + SEQ)
 
 # Public names that are not operations on values, so no row compares them with torch.
 NOT_OPS = {
