@@ -24,3 +24,9 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Lin
            "functional", "init", "parallel", "DataParallel",
            "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "Dropout",
            "Dropout1d", "Dropout2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
+
+# sequence models (issue 14)
+from .embedding import Embedding, EmbeddingBag  # noqa: E402
+from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+__all__ += ["Embedding", "EmbeddingBag", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
