@@ -209,12 +209,13 @@ class RNN(RNNBase):
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None,
+                 proj_size=0):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r} (expected 'tanh' or 'relu')")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size,
-                         num_layers, bias, batch_first, dropout, bidirectional, 0, device, dtype)
+                         num_layers, bias, batch_first, dropout, bidirectional, proj_size, device, dtype)
 
 
 class LSTM(RNNBase):
@@ -243,8 +244,8 @@ class GRU(RNNBase):
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, device=None, dtype=None):
+                 bidirectional=False, device=None, dtype=None, proj_size=0):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, 0, device, dtype)
+                         bidirectional, proj_size, device, dtype)
 
 
