@@ -30,3 +30,5 @@ from .embedding import Embedding, EmbeddingBag  # noqa: E402
 from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
 __all__ += ["Embedding", "EmbeddingBag", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
+from .attention import MultiheadAttention  # noqa: E402
+__all__ += ["MultiheadAttention"]

@@ -13,6 +13,7 @@ from .dropout import dropout, dropout1d, dropout2d
 from .normalization import batch_norm, group_norm, layer_norm
 from .distance import cosine_similarity, normalize
 from .embedding import embedding, embedding_bag
+from .attention import scaled_dot_product_attention
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss",
@@ -20,4 +21,4 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_"
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "one_hot", "dropout", "dropout1d", "dropout2d", "batch_norm", "layer_norm",
            "group_norm"]
-__all__ += ["normalize", "cosine_similarity", "embedding", "embedding_bag"]
+__all__ += ["normalize", "cosine_similarity", "embedding", "embedding_bag", "scaled_dot_product_attention"]
