@@ -32,3 +32,7 @@ from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
 __all__ += ["Embedding", "EmbeddingBag", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 from .attention import MultiheadAttention  # noqa: E402
 __all__ += ["MultiheadAttention"]
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                          TransformerEncoder, TransformerEncoderLayer)
+__all__ += ["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+            "TransformerDecoderLayer"]
