@@ -159,3 +159,10 @@ def test_dropout_between_layers_only_in_training():
     newch.manual_seed(2)
     d = m(x)[0]
     assert not np.array_equal(c.detach().numpy(), d.detach().numpy())
+
+
+def test_nn_utils_rnn_imports_as_one_module():
+    import newch.nn.utils.rnn as R
+    from newch.net import rnn as layers
+    assert R is newch.nn.utils.rnn
+    assert R.PackedSequence is layers.PackedSequence     # else packed input is not recognised
