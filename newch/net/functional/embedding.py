@@ -5,7 +5,7 @@ from ... import dtypes as D
 from ...autograd.graph import no_grad
 from ...ops.alloc import check_tensor, data
 from ...ops.creation import tensor
-from ...ops.extrema import amax
+from ...ops.extrema import max as _max
 from ...ops.indexing import index_select
 from ...ops.join import stack
 from ...ops.reduce import sum as _sum
@@ -126,7 +126,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             continue
         r = index_select(rows, 0, tensor(np.asarray(keep, np.int64), dtype=D.int64))
         if mode == "max":
-            outs.append(amax(r, 0))
+            outs.append(_max(r, 0).values)      # ties: the gradient goes to the first maximum
         else:
             sm = _sum(r, 0)
             outs.append(sm / len(keep) if mode == "mean" else sm)
