@@ -110,19 +110,25 @@ class RNNBase(Module):
                                    f"{(n, b, self.hidden_size)}, got {tuple(c.shape)}")
         return h.unbind(0), (c.unbind(0) if c is not None else None)
 
-    def _direction(self, x, h, c, sfx, reverse, mask):
-        """Run one direction of one layer over x (T, B, I); returns (outputs (T, B, H), h, c)."""
+    def _direction(self, xs, h, c, sfx, reverse, mask):
+        """Run one direction of one layer over the steps ``xs`` (a list of (B, I) tensors);
+        returns (list of (B, H) outputs, h, c).
+
+        NOTE: x_t @ W_ih^T is computed per step, not for all steps at once and then sliced: a
+        slice's backward makes a gradient the size of the whole (T, B, gates) tensor at every
+        step, which doubled the arena peak of backward through time.
+        """
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(sfx)
-        t_len = x.shape[0]
-        gx = F.linear(x, w_ih, b_ih)
+        t_len = len(xs)
         outs = [None] * t_len
         for t in (range(t_len - 1, -1, -1) if reverse else range(t_len)):
+            gx = F.linear(xs[t], w_ih, b_ih)
             if self.mode == "LSTM":
-                h2, c2 = lstm_step(gx[t], h, c, w_hh, b_hh, w_hr)
+                h2, c2 = lstm_step(gx, h, c, w_hh, b_hh, w_hr)
             elif self.mode == "GRU":
-                h2, c2 = gru_step(gx[t], h, w_hh, b_hh), None
+                h2, c2 = gru_step(gx, h, w_hh, b_hh), None
             else:
-                h2, c2 = rnn_step(gx[t], h, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu"), None
+                h2, c2 = rnn_step(gx, h, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu"), None
             if mask is not None:
                 m = mask[t]
                 h2 = where(m, h2, h)
@@ -131,7 +137,7 @@ class RNNBase(Module):
             else:
                 outs[t] = h2
             h, c = h2, c2
-        return stack(outs, 0), h, c
+        return outs, h, c
 
     def forward(self, input, hx=None):
         packed = isinstance(input, PackedSequence)
@@ -150,20 +156,22 @@ class RNNBase(Module):
             elif self.batch_first:
                 x = x.transpose(0, 1)
         hs, cs = self._initial(hx, x, x.shape[1], batched)
+        xs = list(x.unbind(0))
         dirs = 2 if self.bidirectional else 1
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                o, h, c = self._direction(x, hs[k], cs[k] if cs is not None else None,
+                o, h, c = self._direction(xs, hs[k], cs[k] if cs is not None else None,
                                           self._suffixes()[k], d == 1, mask)
                 outs.append(o)
                 h_n.append(h)
                 c_n.append(c)
-            x = outs[0] if dirs == 1 else cat(outs, 2)
+            xs = outs[0] if dirs == 1 else [cat([a, b], 1) for a, b in zip(*outs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
+                xs = [F.dropout(v, self.dropout, True) for v in xs]
+        x = stack(xs, 0)
         h_out = stack(h_n, 0)
         c_out = stack(c_n, 0) if self.mode == "LSTM" else None
         if packed:
