@@ -184,3 +184,31 @@ SEQ_NN = [
     _layer("Transformer", _transformer, tol=LOOSER, gtol=LOOSER),
 ]
 
+
+
+def _lbfgs_case(draw):
+    x0 = S.fill(draw, (S.integer(draw, 2, 4),), "float64", -1.5, 1.5, ("uniform",))
+    return G.make_case(draw, (x0,), {"line_search_fn": S.choice(draw, (None, "strong_wolfe")),
+                                     "history_size": S.integer(draw, 1, 6),
+                                     "max_iter": S.integer(draw, 1, 8)})
+
+
+def _lbfgs_run(lib, x0, **cfg):
+    """Three LBFGS steps on a Rosenbrock function from ``x0``: the trajectory and evaluation count."""
+    w = lib.nn.Parameter(x0.detach().clone())
+    opt = lib.optim.LBFGS([w], **cfg)
+
+    def closure():
+        opt.zero_grad()
+        loss = (100 * (w[1:] - w[:-1] ** 2) ** 2 + (1 - w[:-1]) ** 2).sum()
+        loss.backward()
+        return loss
+    out = []
+    for _ in range(3):
+        opt.step(closure)
+        out.append(w.detach().clone())
+    return lib.stack(out), opt.state_dict()["state"][0]["func_evals"]
+
+
+SEQ_NN.append(Op("LBFGS", _lbfgs_case, {"optim.LBFGS": (_lbfgs_run, _lbfgs_run)}, grad=False,
+                 tol={"float64": (1e-7, 1e-9)}, examples=10))
