@@ -106,7 +106,8 @@ def main():
             res[lib] = json.loads(p.stdout.strip().splitlines()[-1])
         n, t = res.get("newch"), res.get("torch")
         if n and t:
-            print(f"{case:6} {n['median_ms']:10.1f} {t['median_ms']:10.1f} {n['median_ms'] / t['median_ms']:7.2f} "
+            ratio = n["median_ms"] / t["median_ms"]
+            print(f"{case:6} {n['median_ms']:10.1f} {t['median_ms']:10.1f} {ratio:7.2f} "
                   f"{n['peak_mib']:15.1f} MiB")
 
 

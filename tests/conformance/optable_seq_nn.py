@@ -116,7 +116,8 @@ def _decoder_layer(draw):
 
 def _stack(lib, kind, num_layers, **cfg):
     layer = getattr(lib.nn, kind + "Layer")(**cfg)
-    extra = {"enable_nested_tensor": False} if kind == "TransformerEncoder" and lib.__name__ == "torch" else {}
+    torch_encoder = kind == "TransformerEncoder" and lib.__name__ == "torch"
+    extra = {"enable_nested_tensor": False} if torch_encoder else {}
     return getattr(lib.nn, kind)(layer, num_layers, **extra)
 
 

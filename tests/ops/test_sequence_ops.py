@@ -36,8 +36,9 @@ def test_cumprod_with_zeros_matches_finite_differences():
     gradcheck(lambda t: newch.cumprod(t, 1), x)
 
 
-@pytest.mark.parametrize("eq, sa, sb", [("ij,jk->ik", (2, 3), (3, 4)), ("bhqd,bhkd->bhqk", (2, 2, 3, 4), (2, 2, 5, 4)),
-                                        ("ijk,k->ji", (2, 3, 4), (4,)), ("i,j->ij", (3,), (2,))])
+@pytest.mark.parametrize("eq, sa, sb", [
+    ("ij,jk->ik", (2, 3), (3, 4)), ("bhqd,bhkd->bhqk", (2, 2, 3, 4), (2, 2, 5, 4)),
+    ("ijk,k->ji", (2, 3, 4), (4,)), ("i,j->ij", (3,), (2,))])
 def test_einsum_matches_numpy_and_finite_differences(eq, sa, sb):
     a, b = _x(*sa), _x(*sb)
     got = newch.einsum(eq, newch.tensor(a), newch.tensor(b)).numpy()
