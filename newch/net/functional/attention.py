@@ -1,8 +1,11 @@
-"""``F.scaled_dot_product_attention`` and the multi-head attention forward the layer uses.
+"""``F.scaled_dot_product_attention`` and the helpers the attention layer uses.
 
-The (batch, heads, L, S) score tensor is made once: the mask is added into it in place and the
-softmax writes a second one (the probabilities backward needs); nothing else of that size is built
-(no separate mask-broadcast copy, no scaled copy: the query is scaled before the product).
+The graph keeps one (batch, heads, L, S) tensor per attention: the softmax output (backward
+needs it). The scores it is made from are temporaries: the mask is applied with an in-place op
+and the query is scaled before the product, so no scaled or masked copy is kept. Measured for
+MultiheadAttention(32, 4) on (4, 64, 32): 1.75 (B, H, T, T)-sizes held after the forward, a
+transient peak of 4.9 during it (the 4-d matmul and the in-place mask add under autograd go
+through full-size temporaries).
 """
 import math
 
