@@ -130,3 +130,18 @@ def test_encoder_stack_with_causal_mask_matches_torch():
 def test_square_subsequent_mask():
     m = nn.Transformer.generate_square_subsequent_mask(3)
     assert m.tolist() == [[0.0, float("-inf"), float("-inf")], [0.0, 0.0, float("-inf")], [0.0, 0.0, 0.0]]
+
+
+def test_attention_graph_keeps_one_score_sized_tensor():
+    """After the forward, the graph holds the softmax output and no other (B, H, T, T) copy."""
+    newch.manual_seed(0)
+    mha = nn.MultiheadAttention(32, 4, batch_first=True)
+    x = newch.randn(4, 64, 32).requires_grad_()
+    mask = nn.Transformer.generate_square_subsequent_mask(64)
+    base = newch.mem_stats()["arena_bytes_in_use"]
+    out, _ = mha(x, x, x, attn_mask=mask, need_weights=False)
+    held = newch.mem_stats()["arena_bytes_in_use"] - base
+    bhtt = 4 * 4 * 64 * 64 * 4
+    assert held < 2 * bhtt, f"the graph holds {held / bhtt:.2f} (B, H, T, T)-sized tensors"
+    out.sum().backward()
+    newch.step_end()
