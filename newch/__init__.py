@@ -34,6 +34,7 @@ _aliases.register(__name__, "nn.init", net.init)
 _aliases.register(__name__, "utils.data", data)
 _aliases.register(__name__, "nn.parallel", net.parallel)
 _aliases.register(__name__, "nn.utils", net.utils)
+_aliases.register(__name__, "nn.utils.rnn", net.utils.rnn)   # issue 14: one PackedSequence class
 _aliases.register(__name__, "safetensors", safetensors)   # ``import newch.safetensors``
 default_generator = _ContextGenerator()
 

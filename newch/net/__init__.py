@@ -32,3 +32,15 @@ __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Lin
 __all__ += ["Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
             "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
             "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "Upsample"]
+
+# sequence models (issue 14)
+from .embedding import Embedding, EmbeddingBag  # noqa: E402
+from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+__all__ += ["Embedding", "EmbeddingBag", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
+from .attention import MultiheadAttention  # noqa: E402
+__all__ += ["MultiheadAttention"]
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                          TransformerEncoder, TransformerEncoderLayer)
+__all__ += ["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+            "TransformerDecoderLayer"]

@@ -63,6 +63,13 @@ from .products import addmm, ger, outer
 from .random import bernoulli
 from .reduce import std_mean, var_mean
 from .unique import unique
+# sequence-model ops (issue 14)
+from .cumulative import cumprod, cumsum
+from .einsum import baddbmm, einsum
+from .ordering import argsort, sort, topk
+from .rearrange import flip, repeat, repeat_interleave, roll, tile, tril, triu
+from .sampling import multinomial
+from . import new_like as _new_like
 
 # NOTE: torch.select(x, dim, index). This rebinds the package attribute that named the
 # ``ops/select.py`` module (imports of that module go through sys.modules and are unaffected).
@@ -85,6 +92,7 @@ neg_ abs_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ floor_ round_ copy_ fill_ zero_
 normal_ uniform_ bernoulli_
 softmax log_softmax
 isclose allclose equal addmm outer ger diag unique bernoulli norm
+cumsum cumprod baddbmm argsort sort topk flip repeat repeat_interleave roll tile tril triu multinomial
 """.split()
 
 _OPERATORS = {
@@ -149,6 +157,8 @@ def bind_methods(cls):
     cls.where = _where_method
     cls.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
     cls.mT = property(lambda self: transpose(self, -2, -1))
+    for name in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
+        setattr(cls, name, getattr(_new_like, name))
 
 
 bind_methods(Tensor)

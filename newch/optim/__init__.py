@@ -14,6 +14,7 @@ from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .rms import Adadelta, Adagrad, RMSprop
 from . import lr_scheduler
+from .lbfgs import LBFGS  # issue 14
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
-           "Adagrad", "Adadelta", "required", "lr_scheduler"]
+           "Adagrad", "Adadelta", "required", "lr_scheduler", "LBFGS"]

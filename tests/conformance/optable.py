@@ -524,9 +524,11 @@ BASICS = [
 
 from .optable_nn import NN  # noqa: E402  (the nn part of the table reuses the helpers above)
 from .optable_compat import COMPAT  # noqa: E402
+from .optable_seq import SEQ  # noqa: E402  (issue 14: sequence-model tensor ops)
+from .optable_seq_nn import SEQ_NN  # noqa: E402  (issue 14: sequence-model layers)
 
 TABLE = (MATH + REDUCTIONS + LINALG + SELECTION + SHAPES + INDEXING + CREATION + MISC + BASICS + NN
-         + COMPAT)
+         + COMPAT + SEQ + SEQ_NN)
 
 # Public names that are not operations on values, so no row compares them with torch.
 NOT_OPS = {

@@ -11,6 +11,9 @@ from .classification_loss import (binary_cross_entropy, binary_cross_entropy_wit
                                   cross_entropy, kl_div, nll_loss, one_hot)
 from .dropout import dropout, dropout1d, dropout2d
 from .normalization import batch_norm, group_norm, layer_norm
+from .distance import cosine_similarity, normalize
+from .embedding import embedding, embedding_bag
+from .attention import scaled_dot_product_attention
 
 # convolution, pooling, padding, resampling (issue 10)
 from .conv import conv1d, conv2d, conv_transpose2d, pad
@@ -27,3 +30,4 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_"
 __all__ += ["conv1d", "conv2d", "conv_transpose2d", "pad", "max_pool1d", "max_pool2d", "avg_pool1d",
             "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
             "adaptive_max_pool2d", "interpolate"]
+__all__ += ["normalize", "cosine_similarity", "embedding", "embedding_bag", "scaled_dot_product_attention"]
