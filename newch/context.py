@@ -14,11 +14,13 @@ from .memory.arena import DEFAULT_BLOCK_BYTES
 _applied = threading.local()
 
 
-def _max_threads():
-    try:
+def _max_threads(backend):
+    if backend != "ref":   # the JIT loaded numba already
         import numba
         return numba.config.NUMBA_NUM_THREADS
-    except ImportError:
+    try:   # the ref backend never imports numba (it may be missing or broken)
+        return max(1, int(os.environ.get("NUMBA_NUM_THREADS", "")))
+    except ValueError:
         return os.cpu_count() or 1
 
 
@@ -53,7 +55,7 @@ class Context:
             backend = "ref"
         self.kernels = kernels.load("ref" if backend == "ref" else "numba")
         self.backend = "ref" if backend == "ref" else kernels.simd_level()
-        maxt = _max_threads()
+        maxt = _max_threads(self.backend)
         self.threads = maxt if threads == 0 else min(threads, maxt)
         budget = Budget(memory_limit)
         self.pool = PersistentPool(budget)
