@@ -66,7 +66,7 @@ def numba_available():
             _numba_state.update(ok=False, why=f"{type(e).__name__}: {e}")
             import warnings
             warnings.warn(f"newch: numba is not usable here ({_numba_state['why']}); running on the "
-                          "numpy kernels, ctx.backend == 'ref' (slower, same results). "
+                          "numpy kernels, ctx.backend == 'ref' (slower; results agree to rounding). "
                           "pip install 'newch[jit]' where a numba wheel exists.",
                           RuntimeWarning, stacklevel=3)
     return _numba_state["ok"]
