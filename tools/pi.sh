@@ -167,7 +167,7 @@ rc=0
 inroot "cd /opt/newch-src && python -m pytest -p no:cacheprovider $(printf '%q ' "$@")" || rc=$?
 if [ "$want_hash" = 1 ] && [ "$rc" = 0 ]; then
     phase "result hash"
-    inroot "cd /opt/newch-src && python tools/result_hash.py" || rc=$?
+    inroot "cd /opt/newch-src && python tools/result_hash.py --verbose" || rc=$?
 fi
 phase ""
 exit "$rc"
