@@ -27,11 +27,13 @@ class _PerThread(threading.local):
 _current = _Current()
 
 
-def _max_threads():
-    try:
+def _max_threads(backend):
+    if backend != "ref":   # the JIT loaded numba already
         import numba
         return numba.config.NUMBA_NUM_THREADS
-    except ImportError:
+    try:   # the ref backend never imports numba (it may be missing or broken)
+        return max(1, int(os.environ.get("NUMBA_NUM_THREADS", "")))
+    except ValueError:
         return os.cpu_count() or 1
 
 
@@ -74,7 +76,7 @@ class Context:
             backend = "ref"
         self.kernels = kernels.load("ref" if backend == "ref" else "numba")
         self.backend = "ref" if backend == "ref" else kernels.simd_level()
-        maxt = _max_threads()
+        maxt = _max_threads(self.backend)
         self.threads = maxt if threads == 0 else min(threads, maxt)
         budget = Budget(memory_limit)
         self.guard = Guard()

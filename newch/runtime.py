@@ -16,7 +16,8 @@ def set_num_threads(n):
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
-    default_context().threads = min(int(n), _max_threads())
+    ctx = default_context()
+    ctx.threads = min(int(n), _max_threads(ctx.backend))
 
 
 def get_num_threads():

@@ -49,13 +49,32 @@ def load(backend):
     return _loaded[backend]
 
 
+_numba_state = {}   # "ok": bool, "why": the reason numba could not be used
+
+
 def numba_available():
-    """True when numba imports (the JIT backend can be used)."""
-    try:
-        import numba  # noqa: F401
-        return True
-    except ImportError:
-        return False
+    """True when numba and llvmlite load (the JIT backend can be used).
+
+    When they are missing or fail to load (no wheel for this machine, a broken
+    install), warn once that newch runs on the numpy ``ref`` kernels.
+
+    Example:
+        >>> isinstance(numba_available(), bool)
+        True
+    """
+    if "ok" not in _numba_state:
+        try:
+            import numba  # noqa: F401
+            import llvmlite.binding  # noqa: F401
+            _numba_state["ok"] = True
+        except Exception as e:  # ImportError, or a broken build raising anything at load
+            _numba_state.update(ok=False, why=f"{type(e).__name__}: {e}")
+            import warnings
+            warnings.warn(f"newch: numba is not usable here ({_numba_state['why']}); running on the "
+                          "numpy kernels, ctx.backend == 'ref' (slower; results agree to rounding). "
+                          "pip install 'newch[jit]' where a numba wheel exists.",
+                          RuntimeWarning, stacklevel=3)
+    return _numba_state["ok"]
 
 
 def simd_level():

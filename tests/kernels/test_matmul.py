@@ -10,9 +10,9 @@ import subprocess
 import sys
 import textwrap
 
-import numba
 import numpy as np
 import pytest
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 
 from newch.kernels import matmul as jit
 from newch.kernels.ref import matmul as ref

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 
 from newch.kernels import optim as K
 from newch.kernels.ref import optim as R

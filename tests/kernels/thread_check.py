@@ -4,8 +4,9 @@ import subprocess
 import sys
 import textwrap
 
-import numba
 import pytest
+
+numba = pytest.importorskip("numba", reason="thread determinism checks need numba")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
