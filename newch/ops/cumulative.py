@@ -78,9 +78,9 @@ def cumprod(input, dim, *, dtype=None):
     else:
         np.cumprod(a, axis=d, dtype=dt.np, out=out._a)
     if needs_grad(input) and dt.is_floating_point:
-        def backward(g):
-            x = data(input, "cumprod backward").astype(dt.np)
-            o, gg = data(out, "cumprod backward"), data(g, "cumprod backward")
+        def backward(g, xs, os):
+            x = data(xs, "cumprod backward").astype(dt.np)
+            o, gg = data(os, "cumprod backward"), data(g, "cumprod backward")
             if x.ndim == 0 or x.size == 0:
                 res = gg.astype(dt.np)
             else:
@@ -89,7 +89,7 @@ def cumprod(input, dim, *, dtype=None):
                 n = shp[-1]
                 res = _cumprod_grad(xm.reshape(-1, n), om.reshape(-1, n), gm.reshape(-1, n))
                 res = np.moveaxis(res.reshape(shp), -1, d)
-            gi = empty(x.shape, input.dtype)
+            gi = empty(x.shape, xs.dtype)
             gi._a[...] = res
             return (gi,)
         record(out, "CumprodBackward0", (input,), backward, saved=[input, out])
