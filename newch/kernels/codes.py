@@ -12,6 +12,7 @@ SIGN, SQUARE, RECIPROCAL, EXPM1, FLOOR, CEIL, ROUND, TRUNC, LOGICAL_NOT = (
     "sign", "square", "reciprocal", "expm1", "floor", "ceil", "round", "trunc", "logical_not")
 GELU_ERF, SILU, ERF, LOG2, EXP2, TAN, ASIN, ACOS, ATAN, SINH, COSH = (
     "gelu_erf", "silu", "erf", "log2", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh")
+ERFINV = "erfinv"
 
 # binary: out = f(a, b); comparisons and logical ops write a bool ``out``
 ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM = ("add", "sub", "mul", "div", "pow", "maximum",

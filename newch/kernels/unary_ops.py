@@ -16,6 +16,7 @@ import numpy as np
 
 from .elementwise_math import _exp, _sigmoid
 from .jit import helper
+from .ref.elementwise import erfinv_scalar
 from .specialize import UNARY, elementwise_op
 
 __all__ = []
@@ -176,6 +177,14 @@ def _gelu_erf(v):
 @unary_op("erf", "f")
 def _erf(v):
     return math.erf(v)
+
+
+_erfinv64 = helper(erfinv_scalar)
+
+
+@unary_op("erfinv", "f")
+def _erfinv(v):
+    return type(v)(_erfinv64(np.float64(v)))
 
 
 @unary_op("tanh", "f")

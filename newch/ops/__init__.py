@@ -53,7 +53,7 @@ from .select import (addcdiv, addcmul, clamp, clamp_max, clamp_min, clip, isfini
 from .shape import (clone, contiguous, detach, detach_, expand, expand_as, flatten, movedim, permute,
                     reshape, reshape_as, squeeze, swapaxes, swapdims, t, to, transpose, type_as,
                     unflatten, unsqueeze, view, view_as)
-from .unary import (abs, absolute, acos, asin, atan, ceil, cos, cosh, erf, exp, exp2, expm1, fix,
+from .unary import (abs, absolute, acos, asin, atan, ceil, cos, cosh, erf, erfinv, exp, exp2, expm1, fix,
                     floor, gelu_erf, log, log1p, log2, logical_not, neg, negative, reciprocal, relu,
                     round, rsqrt, sign, sigmoid, silu, sin, sinh, sqrt, square, tan, tanh, trunc)
 from .arith import (divide, greater, greater_equal, less, less_equal, not_equal, true_divide)
@@ -80,7 +80,7 @@ add sub mul div true_divide divide pow remainder fmod floor_divide maximum minim
 eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor
 logical_not bitwise_and bitwise_or bitwise_xor
 neg negative abs absolute exp expm1 exp2 log log1p log2 sqrt rsqrt sin cos tan tanh sigmoid relu
-square reciprocal asin acos atan sinh cosh erf sign floor ceil trunc fix round
+square reciprocal asin acos atan sinh cosh erf erfinv sign floor ceil trunc fix round
 sum nansum mean var std prod max min amax amin argmax argmin logsumexp all any
 matmul mm bmm
 reshape view view_as reshape_as flatten unflatten squeeze unsqueeze permute transpose swapaxes

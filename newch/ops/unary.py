@@ -105,6 +105,9 @@ sinh = _op("sinh", C.SINH, "SinhBackward0", lambda g, x, o: mul(g, cosh(x)))
 cosh = _op("cosh", C.COSH, "CoshBackward0", lambda g, x, o: mul(g, sinh(x)))
 erf = _op("erf", C.ERF, "ErfBackward0",
           lambda g, x, o: mul(g, mul(exp(neg(mul(x, x))), 2.0 / math.sqrt(math.pi))))
+erfinv = _op("erfinv", C.ERFINV, "ErfinvBackward0",
+             lambda g, x, o: mul(g, mul(exp(mul(o, o)), math.sqrt(math.pi) / 2.0)), "out",
+             "Inverse error function: ``erf(erfinv(y)) == y`` for y in (-1, 1); +-inf at +-1.")
 sign = _op("sign", C.SIGN, "SignBackward0", _zero_grad, None)
 floor = _op("floor", C.FLOOR, "FloorBackward0", _zero_grad, None)
 ceil = _op("ceil", C.CEIL, "CeilBackward0", _zero_grad, None)

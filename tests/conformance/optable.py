@@ -83,7 +83,7 @@ MATH = [
     unary("sqrt", lo=0.0, hi=5.0), unary("rsqrt", lo=0.0, hi=5.0),
     unary("sin"), unary("cos"), unary("tan", lo=-1.4, hi=1.4), unary("tanh"), unary("sigmoid"),
     unary("asin", lo=-0.99, hi=0.99), unary("acos", lo=-0.99, hi=0.99), unary("atan"),
-    unary("sinh"), unary("cosh"), unary("erf"), unary("relu"), unary("square"),
+    unary("sinh"), unary("cosh"), unary("erf"), unary("erfinv", dtypes=FLOAT, lo=-0.999, hi=0.999), unary("relu"), unary("square"),
     unary("reciprocal"), unary("sign"),
     unary("floor"), unary("ceil"), unary("trunc", extra=spellings("fix", "fm")),
     unary("round", kw=_decimals),

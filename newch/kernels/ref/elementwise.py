@@ -24,6 +24,37 @@ def _erf(x):
     return f(x.astype(np.float64)).astype(x.dtype)
 
 
+def erfinv_scalar(y):
+    """erfinv of a Python float: M. Giles' single-precision approximation, then two Newton
+    steps on erf in float64 (the JIT kernel compiles this same function)."""
+    if y != y or y < -1.0 or y > 1.0:
+        return math.nan
+    if y == 1.0 or y == -1.0:
+        return math.copysign(math.inf, y)
+    w = -math.log((1.0 - y) * (1.0 + y))
+    if w < 5.0:
+        w = w - 2.5
+        p = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+            p = c + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+            p = c + p * w
+    x = p * y
+    for _ in range(2):      # d erf/dx = 2/sqrt(pi) exp(-x^2)
+        x = x - (math.erf(x) - y) / (1.1283791670955126 * math.exp(-x * x))
+    return x
+
+
+def _erfinv(x):
+    f = np.vectorize(erfinv_scalar, otypes=[np.float64])
+    return f(x.astype(np.float64)).astype(x.dtype)
+
+
 def _sigmoid(x):
     one = x.dtype.type(1)
     e = np.exp(-np.abs(x))
@@ -52,7 +83,7 @@ _UNARY_FLOAT = {
     C.COS: np.cos, C.TANH: np.tanh, C.SIGMOID: _sigmoid, C.RELU: _relu, C.SIGN: _sign,
     C.SQUARE: lambda x: x * x, C.RECIPROCAL: lambda x: x.dtype.type(1) / x,
     C.EXPM1: np.expm1, C.FLOOR: np.floor, C.CEIL: np.ceil, C.ROUND: np.rint,
-    C.TRUNC: np.trunc, C.GELU_ERF: _gelu, C.SILU: lambda x: x * _sigmoid(x), C.ERF: _erf,
+    C.TRUNC: np.trunc, C.GELU_ERF: _gelu, C.SILU: lambda x: x * _sigmoid(x), C.ERF: _erf, C.ERFINV: _erfinv,
     C.LOG2: np.log2, C.EXP2: np.exp2, C.TAN: np.tan, C.ASIN: np.arcsin, C.ACOS: np.arccos,
     C.ATAN: np.arctan, C.SINH: np.sinh, C.COSH: np.cosh,
 }
