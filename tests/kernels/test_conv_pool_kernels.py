@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import conv as J_conv, mask as J_mask, pool as J_pool
 from newch.kernels.ref import conv as R_conv, mask as R_mask, pool as R_pool
 from newch.ops.pool import adaptive_windows, out_len, windows

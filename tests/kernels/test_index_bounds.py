@@ -6,6 +6,7 @@ Both backends (Numba and the numpy ``ref`` twins) must refuse an index outside
 import numpy as np
 import pytest
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import indexing as K
 from newch.kernels.ref import indexing as REF
 

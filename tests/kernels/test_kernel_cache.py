@@ -9,6 +9,7 @@ import time
 import pytest
 
 from newch import _cache
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels.cache import LockedIndexFile
 from numba.core.caching import IndexDataCacheFile
 

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 

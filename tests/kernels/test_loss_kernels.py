@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import loss as jl
 from newch.kernels.ref import loss as rl
 

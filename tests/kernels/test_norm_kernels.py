@@ -3,6 +3,7 @@ parallel sizes, and bit-identical results on 1 and 2 threads."""
 import numpy as np
 import pytest
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import dropout as jd
 from newch.kernels import norm as jn
 from newch.kernels.ref import dropout as rd

@@ -7,6 +7,7 @@ import pytest
 
 from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import optim as K0
 from newch.kernels import optim_adam as KA, optim_rms as KR
 from newch.kernels.ref import optim_adam as RA, optim_rms as RR

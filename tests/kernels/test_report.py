@@ -7,6 +7,7 @@ import uuid
 import numpy as np
 import pytest
 
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import report, specialize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
