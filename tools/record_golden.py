@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "run"))
 
 from golden_cases import CASES, mask  # noqa: E402
-from scripts_data import make_mnist_root  # noqa: E402
+from scripts_data import make_corpus, make_mnist_root  # noqa: E402
 
 
 def main(python):
@@ -25,7 +25,8 @@ def main(python):
     with tempfile.TemporaryDirectory() as tmp:
         data = make_mnist_root(os.path.join(tmp, "data"))
         for name, args in CASES.items():
-            args = [a.format(data=data, out=os.path.join(tmp, "out")) for a in args]
+            corpus = make_corpus(os.path.join(tmp, "corpus.txt"))
+            args = [a.format(data=data, out=os.path.join(tmp, "out"), corpus=corpus) for a in args]
             res = subprocess.run([python, os.path.join(ROOT, "tests", "run", "scripts", name + ".py")]
                                  + args, capture_output=True, text=True, cwd=tmp, timeout=600)
             if res.returncode:

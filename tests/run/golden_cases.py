@@ -11,11 +11,14 @@ CASES = {
     "mnist_cnn": ["--dry-run", "--epochs", "1", "--test-batch-size", "64", "--data", "{data}"],
     "vae": ["--max-batches", "2", "--batch-size", "32", "--data", "{data}", "--out", "{out}"],
     "gan": ["--dry-run"],
+    "word_lm": ["--data", "{corpus}", "--epochs", "1"],
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
 def mask(text):
-    """The output with every number replaced by '#', trailing spaces dropped."""
-    return "\n".join(_NUMBER.sub("#", line).rstrip() for line in text.strip().splitlines())
+    """The output with every number replaced by '#' and runs of blanks made one space
+    (a number's width moves the padding around it)."""
+    return "\n".join(re.sub(r"[ \t]+", " ", _NUMBER.sub("#", line)).strip()
+                     for line in text.strip().splitlines())

@@ -33,3 +33,17 @@ def make_mnist_root(root, n_train=256, n_test=128):
         with open(os.path.join(raw, f"{prefix}-labels-idx1-ubyte"), "wb") as f:
             f.write(_idx(labels[cut]))
     return root
+
+
+WORDS = ("the cat dog sat on a mat and ran to see bird tree small big red blue house over under "
+         "quick slow it was is in of with from green".split())
+
+
+def make_corpus(path, lines=60):
+    """A small deterministic text (seeded sentences over a 30-word vocabulary) for the LM script."""
+    rng = np.random.default_rng(0)
+    with open(path, "w") as f:
+        for _ in range(lines):
+            n = int(rng.integers(5, 12))
+            f.write(" ".join(WORDS[i] for i in rng.integers(0, len(WORDS), n)) + "\n")
+    return path

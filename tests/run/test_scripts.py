@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from golden_cases import CASES, mask  # noqa: E402
-from scripts_data import make_mnist_root  # noqa: E402
+from scripts_data import make_corpus, make_mnist_root  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,8 @@ def test_script_output_matches_pytorch(name, data, tmp_path):
     golden = os.path.join(HERE, "golden", name + ".txt")
     if not os.path.exists(golden):
         pytest.skip(f"no golden output recorded for {name}")
-    args = [a.format(data=data, out=str(tmp_path / "out")) for a in CASES[name]]
+    corpus = make_corpus(str(tmp_path / "corpus.txt"))
+    args = [a.format(data=data, out=str(tmp_path / "out"), corpus=corpus) for a in CASES[name]]
     env = dict(os.environ, PYTHONPATH=ROOT)
     res = subprocess.run([sys.executable, "-m", "newch.run", "--report",
                           os.path.join(HERE, "scripts", name + ".py")] + args,
