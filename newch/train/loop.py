@@ -7,6 +7,7 @@ before calling (a notebook cell's ``x``) are not touched.
 """
 import signal
 import threading
+import weakref
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from . import metrics as M
 from .callbacks import CallbackList
 from .history import History
 from .progress import Progress
+
+_LAST_FIT = weakref.WeakKeyDictionary()   # model -> (loss, metrics) of its last fit (evaluate's default)
 
 LOSSES = {"cross_entropy": "cross_entropy", "ce": "cross_entropy", "nll": "nll_loss",
           "nll_loss": "nll_loss", "mse": "mse_loss", "mse_loss": "mse_loss", "l1": "l1_loss",
@@ -174,7 +177,8 @@ def fit(model, x, y=None, *, loss, optimizer, epochs=1, batch_size=32, shuffle=T
         vx, vy = (validation_data, None) if isinstance(validation_data, (Dataset, DataLoader)) \
             else validation_data[:2]
         val = _loader(op, vx, vy, validation_batch_size or batch_size, False)
-    model._fit_config = (loss_fn, metrics)
+    # NOTE: kept beside the model, not on it: a model saved whole must not pickle the loss function
+    _LAST_FIT[model] = (loss_fn, metrics)
     steps = _steps(train, steps_per_epoch)
     history = History()
     history.params = {"epochs": epochs, "steps": steps, "verbose": verbose}
@@ -215,7 +219,6 @@ def fit(model, x, y=None, *, loss, optimizer, epochs=1, batch_size=32, shuffle=T
                 history.stopped_early = True
                 break
     cbs.on_train_end(history.history)
-    model.history = history
     return history
 
 
@@ -243,7 +246,7 @@ def evaluate(model, x, y=None, *, loss=None, metrics=None, batch_size=32, verbos
              callbacks=()):
     """Loss and metrics of ``model`` on data, as a dict; see ``Module.evaluate``."""
     op = "evaluate"
-    last = getattr(model, "_fit_config", None)
+    last = _LAST_FIT.get(model)
     loss_fn = resolve_loss(op, loss) if loss is not None else (last[0] if last else None)
     mets = M.resolve(metrics if metrics is not None else (last[1] if last else ()))
     if loss_fn is None and not mets:

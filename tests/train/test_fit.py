@@ -198,3 +198,21 @@ def test_bad_arguments_are_clear():
     newch.step_end()
     with pytest.raises(newch.NcError):
         model.fit(x, y, loss="mse", optimizer=opt)
+
+
+def test_model_checkpoint_writes_loadable_files_atomically(tmp_path):
+    from newch.train import ModelCheckpoint
+    model = nn.Linear(3, 1)
+    x, y = newch.randn(40, 3), newch.randn(40, 1)
+    best = tmp_path / "best.pt"
+    every = str(tmp_path / "ckpt-{epoch:02d}.pt")
+    model.fit(x, y, loss="mse", optimizer=newch.optim.SGD(model.parameters(), lr=0.05), epochs=3,
+              validation_split=0.25, verbose=0,
+              callbacks=[ModelCheckpoint(str(best), monitor="val_loss", save_best_only=True,
+                                         save_weights_only=True),
+                         ModelCheckpoint(every, save_weights_only=False)])
+    sd = newch.load(str(best))               # weights_only=True: a plain state_dict
+    assert set(sd) == {"weight", "bias"}
+    assert sorted(os.listdir(tmp_path)) == ["best.pt", "ckpt-01.pt", "ckpt-02.pt", "ckpt-03.pt"]
+    whole = newch.load(str(tmp_path / "ckpt-03.pt"), weights_only=False)
+    np.testing.assert_array_equal(whole.weight.detach().numpy(), model.weight.detach().numpy())
