@@ -145,3 +145,25 @@ def test_hook_in_process_is_reversible():
     finally:
         torch_hook.uninstall()
     assert sys.modules.get("torch") is before       # a real torch imported earlier is back
+
+
+def test_a_loop_without_step_end_stays_bounded_under_the_runner(tmp_path):
+    res = run(tmp_path, """
+        import torch, torch.nn as nn, torch.nn.functional as F
+        import newch
+        model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        reserved = []
+        for step in range(300):
+            x, y = torch.randn(32, 64), torch.randn(32, 1)
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            running = loss.item()
+            if step % 50 == 49:
+                reserved.append(newch.mem_stats()["arena_bytes_reserved"])
+        print(len(set(reserved)), newch.mem_stats()["arena_bytes_in_use"] < 1 << 20)
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "1 True"
