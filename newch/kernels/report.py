@@ -12,7 +12,7 @@ indented under the kernel; a kernel's seconds include its helpers'.
     python -m newch.kernels.report --cold mlp
 
 runs ``benchmarks/cold_start.py --workload mlp`` in a fresh process with an
-empty temporary ``NUMBA_CACHE_DIR`` and prints its table: what a cold start
+empty temporary cache folder (``NEWCH_CACHE_DIR`` and ``NUMBA_CACHE_DIR``) and prints its table: what a cold start
 costs and where the time goes.
 
 Example:
@@ -164,7 +164,8 @@ def _cold(workload, threads):
     if not os.path.exists(script):
         raise SystemExit(f"report: {script} not found (run from a newch source checkout)")
     with tempfile.TemporaryDirectory(prefix="newch-cold-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        # NOTE: newch's kernels cache under NEWCH_CACHE_DIR first: point both at the empty folder
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, NEWCH_CACHE_DIR=cache)
         cmd = [sys.executable, script, "--workload", workload, "--threads", str(threads),
                "--report"]
         return subprocess.call(cmd, env=env)
