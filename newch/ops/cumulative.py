@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .alloc import check_tensor, data, empty, norm_dim
+from .rearrange import flip
 from .record import needs_grad, record
 
 
@@ -33,11 +34,12 @@ def cumsum(input, dim, *, dtype=None):
     else:
         np.cumsum(a, axis=d, dtype=dt.np, out=out._a)
     if needs_grad(input) and dt.is_floating_point:
+        src = input.dtype     # NOTE: the closure keeps the dtype, not the input tensor
+
         def backward(g):
-            from .rearrange import flip
             if g.ndim == 0:
-                return (g.to(input.dtype),)
-            return (flip(cumsum(flip(g, [d]), d), [d]).to(input.dtype),)
+                return (g.to(src),)
+            return (flip(cumsum(flip(g, [d]), d), [d]).to(src),)
         record(out, "CumsumBackward0", (input,), backward)
     return out
 
