@@ -119,6 +119,37 @@ def lookup(name):
     return getattr(obj, attr, None)
 
 
+# Where the API reference (docs/api/, built by mkdocs) documents each prefix's names:
+# (page, the dotted path the page documents them under).
+API_PAGES = {"torch": ("newch.md", "newch"), "newch": ("newch.md", "newch"),
+             "Tensor": ("tensor.md", "newch.Tensor"), "nn": ("nn.md", "newch.net"),
+             "F": ("functional.md", "newch.net.functional"), "nn.init": ("init.md", "newch.net.init"),
+             "nn.utils": ("more.md", "newch.net.utils"), "optim": ("optim.md", "newch.optim"),
+             "lr_scheduler": ("optim.md", "newch.optim.lr_scheduler"),
+             "data": ("data.md", "newch.data"), "torch.autograd": ("more.md", "newch.autograd"),
+             "torch.linalg": ("more.md", "newch.linalg")}
+
+
+def api_link(name):
+    """The API reference link (relative to docs/) of PyTorch name ``name``'s newch object.
+
+    Example: ``api_link("nn.Linear") == "api/nn.md#newch.net.Linear"``. A name that is also
+    a submodule's name (``F.linear`` and the module ``newch/net/functional/linear.py``) is
+    documented where it is defined, on the "Other modules" page.
+    """
+    import importlib.util
+    prefix, _, attr = name.rpartition(".")
+    page, base = API_PAGES[prefix]
+    try:
+        shadowed = prefix != "Tensor" and importlib.util.find_spec(f"{base}.{attr}") is not None
+    except (ImportError, ValueError):
+        shadowed = False
+    if shadowed:
+        obj = lookup(name)
+        return f"api/more.md#{obj.__module__}.{obj.__qualname__}"
+    return f"api/{page}#{base}.{attr}"
+
+
 def tested_names():
     """The spellings the conformance table compares with PyTorch (None if it cannot be loaded)."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -149,7 +180,8 @@ def markdown():
         summary.append(f"| {cat} | {len(have)} | {len(checked)} | {len(names)} |")
         details += ["", f"### {cat}: {len(have)} of {len(names)}", "",
                     "| PyTorch | newch has it | compared with PyTorch |", "|---|---|---|"]
-        details += [f"| `{n}` | {_mark(n in have)} | {_mark(n in checked)} |" for n in names]
+        details += [f"| `{n}` | {f'[yes]({api_link(n)})' if n in have else '-'} "
+                    f"| {_mark(n in checked)} |" for n in names]
     summary.append(f"| **total** | **{totals[0]}** | **{totals[1]}** | **{totals[2]}** |")
     return "\n".join(summary + details) + "\n"
 

@@ -1,4 +1,5 @@
-"""Every ```python block of every page in docs/ (and the README) runs.
+"""Every ```python block of every page of the docs site (docs/**/*.md: English pages,
+their Korean ``*.ko.md`` twins, the API pages) and of the README runs.
 
 Blocks of one page run in order in one namespace, in a fresh subprocess, as a
 reader would paste them into a notebook.
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -21,7 +22,11 @@ def blocks(page):
     return FENCE.findall(page.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=lambda p: p.name)
+def _page_id(page):
+    return page.relative_to(ROOT).as_posix()
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)], ids=_page_id)
 def test_page_examples_run(page):
     code = "\n".join(blocks(page))
     if "newch.kernels" in code and importlib.util.find_spec("numba") is None:
