@@ -17,6 +17,12 @@ Example:
 """
 import logging
 import re
+import shutil
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+
+_ROOTS = []          # extra.alternate as mkdocs.yml gives it: each language's home
 
 _FROM_DOCSTRING = re.compile(r"from \S+\.py:\d+: .*Could not find cross-reference target")
 
@@ -41,7 +47,36 @@ def on_startup(command, dirty):
     _install()
 
 
+def on_post_build(config):
+    """Give each language folder (``site/ko/``) a sitemap.xml: the theme's language menu fetches
+    one from every language's home, and mkdocs-static-i18n writes only the top one."""
+    site = Path(config["site_dir"])
+    top = site / "sitemap.xml"
+    if not top.is_file():
+        return
+    for alt in _ROOTS:
+        folder = site / alt.get("link", "./")
+        if folder.is_dir() and not (folder / "sitemap.xml").is_file():
+            shutil.copyfile(top, folder / "sitemap.xml")
+
+
+@event_priority(-200)            # after mkdocs-static-i18n's own on_page_context
+def on_page_context(context, page, config, nav):
+    """Point the language menu at each language's home (mkdocs-static-i18n, which runs first,
+    points it at the page's translation; the theme then fetches ``<that page>/sitemap.xml``,
+    a 404 in the browser's console for every page)."""
+    roots = {a["lang"]: a["link"] for a in _ROOTS}
+    # the plugin sets the attribute (config.extra.alternate), the theme may read either
+    for alts in (getattr(config.extra, "alternate", None), config.extra.get("alternate")):
+        for alt in alts or []:
+            if alt.get("lang") in roots:
+                alt["link"] = roots[alt["lang"]]
+    return context
+
+
 def on_config(config):
     """Again per build (``mkdocs serve`` rebuilds), in case handlers were replaced."""
     _install()
+    if not _ROOTS:
+        _ROOTS.extend(dict(a) for a in config.extra.get("alternate") or [])
     return config

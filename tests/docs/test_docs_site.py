@@ -222,3 +222,26 @@ def test_site_has_both_languages(site):
         assert en.is_file() and ko.is_file(), name
         assert HANGUL.search(ko.read_text(encoding="utf-8"))
     assert 'lang="ko"' in (site / "ko" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_browser_check_reports_console_errors_and_passes_clean_pages(tmp_path):
+    import shutil
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium here (CI's docs stage installs Debian's)")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "index.html").write_text("<html><body><p>fine</p></body></html>")
+    (tmp_path / "bad.html").write_text(
+        "<html><body><img src='missing.png'><script>console.error('broken on purpose');"
+        "undefinedFunction();</script></body></html>")
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "docs_browser_check.py"), str(tmp_path),
+                          "--browser", browser], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    bad = [ln for ln in lines if ln.startswith("bad.html:")]
+    assert any("broken on purpose" in ln for ln in bad), lines
+    assert any("undefinedFunction" in ln for ln in bad), lines
+    assert any("missing.png" in ln for ln in bad), lines
+    assert not any(ln.startswith("good/") for ln in lines), lines
+    assert "2 pages loaded" in lines[-1] and "1 with console errors" in lines[-1]
