@@ -2,6 +2,7 @@
 
     python tools/docs_browser_check.py site/            # after `mkdocs build --strict -d site`
     python tools/docs_browser_check.py site/ --browser chromium --limit 5
+    python tools/docs_browser_check.py site/ --translated docs   # ko/ pages: only translated ones
 
 Serves the folder with a local http.server, starts one headless Chromium (Debian's
 ``chromium`` package) with a fresh profile and the DevTools protocol on a local port,
@@ -176,14 +177,26 @@ def start_browser(browser, profile):
     raise RuntimeError(f"{browser} did not open its DevTools port within 60 s")
 
 
-def pages_of(site):
-    """Every page's URL path as a reader opens it (``api/nn/``, not ``api/nn/index.html``)."""
+def pages_of(site, translated=None):
+    """Every page's URL path as a reader opens it (``api/nn/``, not ``api/nn/index.html``).
+
+    With ``translated`` (the docs folder), a page of a language folder (``ko/quickstart/``) is
+    kept only if it has its own source (``docs/quickstart.ko.md``): the others are the English
+    page again in the same theme, already loaded once.
+    """
     out = []
+    langs = {p.parent.name for p in site.glob("*/sitemap.xml")}
     for p in site.rglob("*.html"):
         rel = p.relative_to(site).as_posix()
         if p.name == "404.html":
             continue
-        out.append(rel[: -len("index.html")] if p.name == "index.html" else rel)
+        url = rel[: -len("index.html")] if p.name == "index.html" else rel
+        lang, _, rest = url.partition("/")
+        if translated is not None and lang in langs:
+            name = rest.rstrip("/") or "index"
+            if not (pathlib.Path(translated) / f"{name}.{lang}.md").is_file():
+                continue
+        out.append(url)
     return sorted(out)
 
 
@@ -193,8 +206,10 @@ def main(argv=None):
     ap.add_argument("--browser", default=shutil.which("chromium") or shutil.which("chromium-browser")
                     or "chromium")
     ap.add_argument("--limit", type=int, default=0, help="check only the first N pages")
+    ap.add_argument("--translated", metavar="DOCS", type=pathlib.Path,
+                    help="in language folders, load only pages with their own DOCS/NAME.LANG.md")
     args = ap.parse_args(argv)
-    pages = pages_of(args.site)[: args.limit or None]
+    pages = pages_of(args.site, args.translated)[: args.limit or None]
     if not pages:
         sys.exit(f"docs_browser_check: no HTML pages under {args.site}")
     httpd = serve(args.site)
