@@ -7,6 +7,10 @@ and ``mkdocs build --strict`` would fail on them. This hook drops exactly those
 warnings (unresolved references found *inside a Python docstring*); a broken
 link written on a docs page still fails the strict build.
 
+It also keeps the theme's language menu pointing at each language's home and
+gives each language folder a ``sitemap.xml`` (the theme fetches one there):
+without that every page logs a 404 in the browser's console.
+
 Example:
     >>> import logging
     >>> rec = logging.LogRecord("mkdocs.plugins.mkdocs_autorefs", logging.WARNING, "", 0,
@@ -18,9 +22,14 @@ Example:
 import logging
 import re
 import shutil
+import zlib
 from pathlib import Path
 
-from mkdocs.plugins import event_priority
+try:
+    from mkdocs.plugins import event_priority
+except ImportError:                 # imported without mkdocs (tests of the filter alone)
+    def event_priority(priority):
+        return lambda f: f
 
 _ROOTS = []          # extra.alternate as mkdocs.yml gives it: each language's home
 
@@ -47,17 +56,46 @@ def on_startup(command, dirty):
     _install()
 
 
+@event_priority(-200)            # last: after mkdocs-static-i18n built the other languages
 def on_post_build(config):
-    """Give each language folder (``site/ko/``) a sitemap.xml: the theme's language menu fetches
-    one from every language's home, and mkdocs-static-i18n writes only the top one."""
+    """Finish the site once every language is built.
+
+    - Each language folder (``site/ko/``) gets a sitemap.xml: the theme's language menu
+      fetches one from every language's home, and mkdocs-static-i18n writes only the top one.
+    - ``objects.inv`` (the API inventory) lists the English pages: mkdocstrings writes it once
+      per language build into the top folder, so the last build's ``ko/`` links overwrote it.
+    """
     site = Path(config["site_dir"])
     top = site / "sitemap.xml"
-    if not top.is_file():
-        return
+    prefixes = []
     for alt in _ROOTS:
-        folder = site / alt.get("link", "./")
-        if folder.is_dir() and not (folder / "sitemap.xml").is_file():
+        link = alt.get("link", "./")
+        folder = site / link
+        if link.strip("./"):
+            prefixes.append(link.strip("./") + "/")
+        if top.is_file() and folder.is_dir() and not (folder / "sitemap.xml").is_file():
             shutil.copyfile(top, folder / "sitemap.xml")
+    inv = site / "objects.inv"
+    if inv.is_file() and prefixes:
+        inv.write_bytes(strip_inventory_prefixes(inv.read_bytes(), prefixes))
+
+
+def strip_inventory_prefixes(raw, prefixes):
+    """A Sphinx v2 inventory with page URIs starting with one of ``prefixes`` made top-level."""
+    head = raw.split(b"\n", 4)
+    if len(head) < 5 or not head[0].startswith(b"# Sphinx inventory version 2"):
+        return raw
+    lines = []
+    for line in zlib.decompress(head[4]).decode("utf-8").splitlines():
+        parts = line.split(" ", 4)
+        if len(parts) == 5:
+            for p in prefixes:
+                if parts[3].startswith(p):
+                    parts[3] = parts[3][len(p):]
+                    break
+        lines.append(" ".join(parts))
+    body = zlib.compress(("\n".join(lines) + "\n").encode("utf-8"), 9)
+    return b"\n".join(head[:4]) + b"\n" + body
 
 
 @event_priority(-200)            # after mkdocs-static-i18n's own on_page_context

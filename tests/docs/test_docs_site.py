@@ -162,7 +162,8 @@ def inventory(site):
     out = {}
     for line in zlib.decompress(head[4]).decode("utf-8").splitlines():
         name, _domain, _prio, uri = line.split(" ", 4)[:4]
-        out[name] = re.sub(r"^ko/", "", uri).replace("$", name)
+        assert not uri.startswith("ko/"), f"objects.inv links the Korean page of {name}"
+        out[name] = uri.replace("$", name)
     return out
 
 
@@ -245,3 +246,19 @@ def test_browser_check_reports_console_errors_and_passes_clean_pages(tmp_path):
     assert any("missing.png" in ln for ln in bad), lines
     assert not any(ln.startswith("good/") for ln in lines), lines
     assert "2 pages loaded" in lines[-1] and "1 with console errors" in lines[-1]
+
+
+def test_inventory_prefix_strip_keeps_names_and_fixes_uris():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        docs_hooks = importlib.import_module("docs_hooks")
+    finally:
+        sys.path.pop(0)
+    head = b"# Sphinx inventory version 2\n# Project: p\n# Version: 0\n# zlib below\n"
+    body = "newch.add py:function 1 ko/api/newch/#$ -\nnewch py:module 1 api/newch/#$ -\n"
+    raw = head + zlib.compress(body.encode())
+    out = docs_hooks.strip_inventory_prefixes(raw, ["ko/"])
+    assert out.startswith(head)
+    lines = zlib.decompress(out.split(b"\n", 4)[4]).decode().splitlines()
+    assert lines == ["newch.add py:function 1 api/newch/#$ -", "newch py:module 1 api/newch/#$ -"]
+    assert docs_hooks.strip_inventory_prefixes(b"not an inventory", ["ko/"]) == b"not an inventory"
