@@ -13,16 +13,19 @@ no full-size temporary. What its backward reads is settled around that write:
 - the old value (``log_``, ``abs_``, ``pow_``, ``mul_`` for the operand's gradient):
   a copy of ``self`` taken just before the write, which costs one ``self`` of
   memory (what computing aside did too, without the result's copy);
-- ``clamp_`` keeps one bool per element (which elements were inside the bounds).
+- ``clamp_`` keeps one bool per element (which elements were inside the bounds; two
+  bools per element at the peak).
 
 A spec ``spec(self, *args, **kwargs)`` returns ``(before, after)``, or None when the
 compute-aside path must run instead: ``before()`` runs just before the write,
 ``after()`` records the node once ``self`` holds the result and its version was bumped.
 """
 from ..autograd.graph import no_grad
+from ..kernels import codes as C
 from ..tensor import Tensor
 from . import unary
 from .arith import div, ge, le, mul, pow
+from .pointwise import launch_binary
 from .record import pack, record, sum_to
 from .select import where
 
@@ -149,7 +152,11 @@ def clamp_spec(which):
                 keep = ge(self, lo) if lo is not None else None
                 if hi is not None:
                     below = le(self, hi)
-                    keep = below if keep is None else keep & below
+                    if keep is None:
+                        keep = below
+                    else:      # NOTE: and-ed into keep: one bool per element kept, two at the peak
+                        launch_binary(C.LOGICAL_AND, keep._a, below._a, keep._a)
+                        del below
             kept.append(keep)
 
         def after():
