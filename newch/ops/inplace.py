@@ -20,10 +20,11 @@ from ..autograd.graph import is_grad_enabled, no_grad
 from ..kernels import codes as C
 from ..tensor import Tensor
 from . import arith, select, unary
-from .alloc import check_writable, data, empty as _empty, is_scalar
+from .alloc import check_writable, data, is_scalar
 from .layout import broadcast_shapes
 from .pointwise import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .inplace_grad import SPECS
+from .overlap import overlap_error, partial_overlap
 from .record import check_inplace, needs_grad, record, sum_to
 from .relu import relu_saving_bits
 
@@ -44,27 +45,11 @@ def _write(op, self, result):
     return self
 
 
-def _signature(a):
-    """Where ``a``'s elements sit: data address plus (size, stride) of its non-1 dims."""
-    return a.__array_interface__["data"][0], [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
-
-
 def check_overlap(op, a, operands):
     """Refuse operands whose memory partly overlaps the written array ``a`` (PyTorch's rule)."""
     for x in operands:
-        if not isinstance(x, Tensor):
-            continue
-        b = data(x, op)
-        if b is a or not np.may_share_memory(a, b) or _signature(a) == _signature(b):
-            continue
-        try:
-            shared = np.shares_memory(a, b, max_work=10_000)
-        except RuntimeError:      # NOTE: numpy's TooHardError: assume they overlap
-            shared = True
-        if shared:
-            raise RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and "
-                               f"the written-to tensor refer to a single memory location. Please "
-                               f"clone() the tensor before performing the operation.")
+        if isinstance(x, Tensor) and partial_overlap(a, data(x, op)):
+            raise overlap_error(op)
 
 
 def _unit_rows(a):
@@ -286,12 +271,10 @@ def copy_(self, src, non_blocking=False):
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
         raise ValueError(f"copy_: src of shape {tuple(s.shape)} cannot be broadcast to "
                          f"{tuple(a.shape)}")
-    tmp = None
-    if np.may_share_memory(s, a):
-        # NOTE: x.copy_(x.T) would read elements it has already overwritten: go through a copy
-        tmp = _empty(s.shape, src.dtype)
-        copy_into(s, tmp._a)
-        s = tmp._a
+    if partial_overlap(a, s):
+        # NOTE: as PyTorch (x[1:].copy_(x[:-1]), x.copy_(x.T), x.copy_(x[0])): the result
+        # would depend on the order elements are written in
+        raise overlap_error("copy_")
     copy_into(s, a)
     self._s.version += 1
     if needs_grad(src) and self.dtype.is_floating_point:
