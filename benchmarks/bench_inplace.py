@@ -1,6 +1,9 @@
 """In-place ops: time and arena peak of writing into self vs. the compute-then-copy path.
 
-    python benchmarks/bench_inplace.py
+    PYTHONPATH=. python benchmarks/bench_inplace.py
+
+(``PYTHONPATH=.``: the script's own folder comes first on sys.path, so without it an
+installed newch elsewhere would be measured.)
 
 Both paths run in this one process (the machines are noisy): "direct" is what
 newch does, "twin" forces the older compute-aside-then-copy route.
@@ -35,6 +38,16 @@ def main():
         "relu_() 1M floats": (lambda: big.relu_(), 50),
         "add_(y, alpha) 1M": (lambda: big.add_(big_y, alpha=0.5), 50),
     }
+    # NOTE: under autograd (a non-leaf that requires grad): each call adds a node to its graph
+    leaf = newch.randn(N, requires_grad=True)
+    with newch.persistent():
+        g = leaf * 1.0
+    cases.update({
+        "grad add_(1) 1M": (lambda: g.add_(1), 20),
+        "grad mul_(y) 1M": (lambda: g.mul_(big_y), 20),
+        "grad relu_() 1M": (lambda: g.relu_(), 20),
+        "grad exp_() 1M": (lambda: g.exp_().clamp_(max=1.0), 20),
+    })
     for fn, _ in cases.values():
         fn()                                   # compile
     direct = inplace._unit_rows

@@ -45,6 +45,37 @@ def kernel(fn=None, *, parallel=False):
     return wrap(fn) if fn is not None else wrap
 
 
+def compile_signature(dispatcher, sig):
+    """``dispatcher.compile(sig)`` (``sig`` a tuple of numba types) run in a short-lived thread;
+    returns the entry point.
+
+    NOTE: numba's compiler leaves reference cycles of frames behind (exceptions it catches
+    while typing keep their tracebacks). Compiled on the caller's stack, those frames link
+    through ``f_back`` to the caller's frames, whose locals (the arrays, and the tensors of
+    the op that launched the kernel) then live until the cyclic GC runs: a result dropped
+    after a kernel's first call did not give its arena bytes back. A thread's frames end
+    at the thread. A failure is replayed on the caller's thread, for numba's own error.
+    """
+    done = []
+    worker = threading.Thread(target=_compile_into, args=(dispatcher, sig, done),
+                              name="newch-compile", daemon=True)
+    worker.start()
+    worker.join()
+    if done and done[0] is not None:
+        return done[0]
+    return dispatcher.compile(sig)
+
+
+def _compile_into(dispatcher, sig, done):
+    try:
+        hook = getattr(dispatcher, "_compilation_chain_init_hook", None)
+        if hook is not None:
+            hook()
+        done.append(dispatcher.compile(sig))
+    except BaseException:     # noqa: BLE001  (replayed on the caller's thread)
+        done.append(None)
+
+
 def helper(fn):
     """Compile a serial device function called from kernels (inlined by LLVM)."""
     jitted = numba.njit(fn, cache=False, fastmath=False, nogil=True, error_model="numpy")

@@ -23,7 +23,7 @@ import types as _pytypes
 import numba
 from numba.core import types
 
-from .jit import kernel
+from .jit import compile_signature, kernel
 
 __all__ = []
 
@@ -86,7 +86,7 @@ def entry(dispatcher, sig):
     key = (dispatcher, sig)
     fn = _entries.get(key)
     if fn is None:
-        fn = _entries[key] = dispatcher.compile(sig)
+        fn = _entries[key] = compile_signature(dispatcher, sig)
     return fn
 
 

@@ -7,6 +7,7 @@ from ..tensor import Tensor
 from .alloc import check_writable, data, empty, kernels, norm_dim, view_of
 from .layout import reshape_view
 from .pointwise import as_array, check_fits, copy_into
+from .overlap import any_overlap, overlap_error, partial_overlap
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -282,6 +283,8 @@ def scatter_add_(input, dim, index, src):
     a, d, ix = _gather_views("scatter_add_", input, dim, index)
     check_writable("scatter_add_", input)
     s = data(src, "scatter_add_")
+    if any_overlap(a, s):
+        raise overlap_error("scatter_add_")
     if ix.size:
         s = s[tuple(slice(0, n) for n in ix.shape)]
         if not a.flags.c_contiguous:
@@ -401,6 +404,9 @@ def setitem(input, idx, value):
         if _is_basic(items):
             _assign_basic(a[_with_ellipsis(items)], np.asarray(v))
         else:
+            if np.ndim(v) and np.size(v) > 1 and any_overlap(a, v):
+                # NOTE: as PyTorch's index_put_: a value sharing the written tensor's memory
+                raise overlap_error("setitem")
             a[items] = v
     except (IndexError, ValueError) as e:
         raise type(e)(f"setitem: cannot assign a value of shape {tuple(np.shape(v))} to index "
@@ -428,9 +434,13 @@ def _assign_basic(dst, v):
         v = v[0]
     if v.ndim > dst.ndim or any(n not in (1, m) for n, m in zip(v.shape[::-1], dst.shape[::-1])):
         raise ValueError(f"shape {tuple(v.shape)} cannot be broadcast to {tuple(dst.shape)}")
+    if v.shape == dst.shape and partial_overlap(dst, v):
+        # NOTE: x[1:] = x[:-1] raises, as in PyTorch; a broadcast value (x[:] = x[0]) is
+        # allowed there, and goes through a copy here
+        raise overlap_error("setitem")
     tmp = None
     if v.ndim and np.may_share_memory(v, dst):
-        # NOTE: x[1:] = x[:-1] would read values it has already overwritten
+        # NOTE: x[:] = x[0] would read values it has already overwritten
         tmp = empty(v.shape, D.from_numpy_dtype(v.dtype))
         copy_into(v, tmp._a)
         v = tmp._a

@@ -1,12 +1,13 @@
 """In-place forms (``add_``, ``mul_``, ``copy_``, ``fill_``, ...): write the result into self.
 
-Elementwise ops on a float ``self`` that autograd does not record run their
-kernel with ``out`` = ``self``'s memory: no temporary (each element is read,
-then written, by the same loop iteration, so exact aliasing is safe). The
-other cases run the out-of-place twin and copy the result into ``self``, so
-broadcasting, dtype checks and strided ``self`` all behave. Under autograd,
-``self`` takes over the result's node; tensors an earlier node saved see the
-version bump and backward refuses them, as PyTorch does.
+Elementwise ops on a float ``self`` run their kernel with ``out`` = ``self``'s
+memory: no temporary (each element is read, then written, by the same loop
+iteration, so exact aliasing is safe). Under autograd too: what the backward
+needs is saved around the write (``ops/inplace_grad.py``) and ``self`` takes the
+new node. The other cases run the out-of-place twin and copy the result into
+``self``, so broadcasting, dtype checks and strided ``self`` all behave. Either
+way the version bump makes backward refuse tensors an earlier node saved, as
+PyTorch does.
 
 As in PyTorch, an operand that partly overlaps ``self`` (``x[1:].add_(x[:-1])``)
 is refused: the result would depend on the order elements are written in, so
@@ -15,14 +16,17 @@ on the thread count. The very same memory (``x.mul_(x)``) is fine.
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import is_grad_enabled
+from ..autograd.graph import is_grad_enabled, no_grad
 from ..kernels import codes as C
 from ..tensor import Tensor
 from . import arith, select, unary
-from .alloc import check_writable, data, empty as _empty, is_scalar
+from .alloc import check_writable, data, is_scalar
 from .layout import broadcast_shapes
 from .pointwise import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
+from .inplace_grad import SPECS
+from .overlap import overlap_error, partial_overlap
 from .record import check_inplace, needs_grad, record, sum_to
+from .relu import relu_saving_bits
 
 
 def _write(op, self, result):
@@ -41,27 +45,11 @@ def _write(op, self, result):
     return self
 
 
-def _signature(a):
-    """Where ``a``'s elements sit: data address plus (size, stride) of its non-1 dims."""
-    return a.__array_interface__["data"][0], [(n, s) for n, s in zip(a.shape, a.strides) if n != 1]
-
-
 def check_overlap(op, a, operands):
     """Refuse operands whose memory partly overlaps the written array ``a`` (PyTorch's rule)."""
     for x in operands:
-        if not isinstance(x, Tensor):
-            continue
-        b = data(x, op)
-        if b is a or not np.may_share_memory(a, b) or _signature(a) == _signature(b):
-            continue
-        try:
-            shared = np.shares_memory(a, b, max_work=10_000)
-        except RuntimeError:      # NOTE: numpy's TooHardError: assume they overlap
-            shared = True
-        if shared:
-            raise RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and "
-                               f"the written-to tensor refer to a single memory location. Please "
-                               f"clone() the tensor before performing the operation.")
+        if isinstance(x, Tensor) and partial_overlap(a, data(x, op)):
+            raise overlap_error(op)
 
 
 def _unit_rows(a):
@@ -77,7 +65,7 @@ _INT_BINARY = {C.ADD, C.SUB, C.MUL}            # integer codes that wrap like th
 
 def _direct_unary(code):
     """Unary ``code`` written over ``self``; False when the twin must run instead."""
-    def run(self, a, *args, **kwargs):
+    def run(self, a, pre, *args, **kwargs):
         dt = self.dtype
         if args or kwargs or dt is D.bool_:
             return False
@@ -87,6 +75,7 @@ def _direct_unary(code):
             if code not in _INT_UNARY:
                 return False
         v = a if a.ndim else a.reshape(1)
+        pre and pre()
         launch_unary(code, v, v)
         return True
     return run
@@ -96,7 +85,7 @@ def _direct_binary(op, code):
     """``self = code(self, other * alpha)`` for an operand that keeps ``self``'s dtype."""
     allowed = {C.ADD: {"alpha"}, C.SUB: {"alpha"}}.get(code, set())
 
-    def run(self, a, other, **kwargs):
+    def run(self, a, pre, other, **kwargs):
         dt = self.dtype
         alpha = kwargs.get("alpha", 1)
         if set(kwargs) - allowed or dt is D.bool_ or not _scalar_ok(alpha) or \
@@ -112,12 +101,13 @@ def _direct_binary(op, code):
             if broadcast_shapes(op, a.shape, b.shape) != tuple(a.shape):
                 return False
             if alpha != 1:
-                return _axpy(a, b, alpha if code == C.ADD else -alpha, code)
+                return _axpy(a, b, alpha if code == C.ADD else -alpha, code, pre)
             if b.ndim == 0:
                 b = dt.np.type(b[()])
         else:
             b, _ = as_array(other * alpha if alpha != 1 else other, dt, op)
         v = a if a.ndim else a.reshape(1)
+        pre and pre()
         launch_binary(code, v, b, v)
         return True
     return run
@@ -127,13 +117,14 @@ def _scalar_ok(x):
     return is_scalar(x) and not isinstance(x, (bool, np.bool_))
 
 
-def _axpy(a, b, alpha, code):
+def _axpy(a, b, alpha, code, pre):
     """a += alpha * b for add_/sub_ with ``alpha``: one pass, rounded as mul then add."""
     if code not in (C.ADD, C.SUB) or a.shape != b.shape or not (
             a.flags.c_contiguous and b.flags.c_contiguous):
         return False
     from .alloc import kernels
     t = a.dtype.type
+    pre and pre()
     kernels().axpby(t(1), a.reshape(-1), t(alpha), b.reshape(-1), a.reshape(-1))
     return True
 
@@ -143,7 +134,7 @@ def _direct_clamp(which):
 
     Arguments the twin would refuse send it there, so its errors stay the same.
     """
-    def run(self, a, *args, **kwargs):
+    def run(self, a, pre, *args, **kwargs):
         names = ("min", "max") if which == "both" else (which,)
         if len(args) > len(names) or set(names[:len(args)]) & set(kwargs):
             return False          # NOTE: the twin raises the TypeError
@@ -155,6 +146,7 @@ def _direct_clamp(which):
             return False
         v = a if a.ndim else a.reshape(1)
         t = self.dtype.np.type
+        pre and pre()
         if lo is not None:
             launch_binary(C.MAXIMUM, v, t(lo), v)
         if hi is not None:
@@ -166,7 +158,7 @@ def _direct_clamp(which):
 def _direct_fused(op, first):
     """addcmul_ / addcdiv_ / lerp_: ``self += scale * first(self, t1, t2)`` with one temporary
     (the twin's product), scaled and added in place, rounded as the twin rounds."""
-    def run(self, a, t1, t2=None, *, value=1, weight=None):
+    def run(self, a, pre, t1, t2=None, *, value=1, weight=None):
         if op == "lerp_":
             t2, value = None, t2 if weight is None else weight
         dt = self.dtype
@@ -180,21 +172,53 @@ def _direct_fused(op, first):
         tv = tmp._a if tmp._a.ndim else tmp._a.reshape(1)
         launch_binary(C.MUL, tv, dt.np.type(value), tv)
         v = a if a.ndim else a.reshape(1)
+        pre and pre()
         launch_binary(C.ADD, v, tmp._a if tmp._a.ndim else dt.np.type(tmp._a[()]), v)
         return True
     return run
 
 
-def _inplace(op, fn, direct=None):
+def _graded(op, direct):
+    """``direct`` under autograd: saves what ``SPECS[op]``'s backward needs, writes, records."""
+    spec = SPECS.get(op)
+
+    def run(self, a, *args, **kwargs):
+        operands = list(args) + list(kwargs.values())
+        if spec is None or any(isinstance(x, Tensor) and x._s is self._s for x in operands):
+            return False     # NOTE: x.mul_(x) needs the old x for both factors: the twin path
+        plan = spec(self, *args, **kwargs)
+        if plan is None:
+            return False
+        before, after = plan
+        with no_grad():
+            if not direct(self, a, before, *args, **kwargs):
+                return False
+        self._s.version += 1
+        after()
+        return True
+    return run
+
+
+def _relu_graded(self, a, *args, **kwargs):
+    """relu_ under autograd: written in place, the node keeps a bit mask (``ops/relu.py``)."""
+    return not (args or kwargs) and relu_saving_bits(self, inplace=True) is not None
+
+
+def _inplace(op, fn, direct=None, graded=None):
+    graded = graded or (_graded(op, direct) if direct is not None else None)
+
     def f(self, *args, **kwargs):
         check_inplace(op, self)
         a = data(self, op)
         check_writable(op, self)
         check_overlap(op, a, list(args) + list(kwargs.values()))
-        if direct is not None and _unit_rows(a) and not needs_grad(self, *args, *kwargs.values()) \
-                and direct(self, a, *args, **kwargs):
-            self._s.version += 1
-            return self
+        if direct is not None and _unit_rows(a):
+            if not needs_grad(self, *args, *kwargs.values()):
+                if direct(self, a, None, *args, **kwargs):
+                    self._s.version += 1
+                    return self
+            elif graded(self, a, *args, **kwargs):
+                return self
         result = fn(self, *args, **kwargs)
         node = result._node
         if node is not None and any(s.storage is self._s for s in node.saved):
@@ -230,7 +254,7 @@ log_ = _inplace("log_", unary.log, _direct_unary(C.LOG))
 sqrt_ = _inplace("sqrt_", unary.sqrt, _direct_unary(C.SQRT))
 sigmoid_ = _inplace("sigmoid_", unary.sigmoid, _direct_unary(C.SIGMOID))
 tanh_ = _inplace("tanh_", unary.tanh, _direct_unary(C.TANH))
-relu_ = _inplace("relu_", unary.relu, _direct_unary(C.RELU))
+relu_ = _inplace("relu_", unary.relu, _direct_unary(C.RELU), _relu_graded)
 floor_ = _inplace("floor_", unary.floor, _direct_unary(C.FLOOR))
 round_ = _inplace("round_", unary.round, _direct_unary(C.ROUND))
 
@@ -247,12 +271,10 @@ def copy_(self, src, non_blocking=False):
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
         raise ValueError(f"copy_: src of shape {tuple(s.shape)} cannot be broadcast to "
                          f"{tuple(a.shape)}")
-    tmp = None
-    if np.may_share_memory(s, a):
-        # NOTE: x.copy_(x.T) would read elements it has already overwritten: go through a copy
-        tmp = _empty(s.shape, src.dtype)
-        copy_into(s, tmp._a)
-        s = tmp._a
+    if partial_overlap(a, s):
+        # NOTE: as PyTorch (x[1:].copy_(x[:-1]), x.copy_(x.T), x.copy_(x[0])): the result
+        # would depend on the order elements are written in
+        raise overlap_error("copy_")
     copy_into(s, a)
     self._s.version += 1
     if needs_grad(src) and self.dtype.is_floating_point:

@@ -10,16 +10,27 @@ from .alloc import data, empty, kernels
 from .record import needs_grad, record
 
 
-def relu_saving_bits(input):
-    """relu of a contiguous float tensor that needs a gradient, saving a bit mask; else None."""
+def relu_saving_bits(input, inplace=False):
+    """relu of a contiguous float tensor that needs a gradient, saving a bit mask; else None.
+
+    ``inplace=True`` (``relu_``) writes over ``input`` (each element is read, then written,
+    by the same loop iteration) and bumps its version; it returns ``input``.
+    """
     a = data(input, "relu")
     if not (input.dtype.is_floating_point and needs_grad(input) and a.flags.c_contiguous):
         return None
     n = a.size
-    out = empty(a.shape, input.dtype)
+    out = input if inplace else empty(a.shape, input.dtype)
     bits = empty(((n + 7) // 8,), D.uint8)
     kernels().relu_bits(a.reshape(-1), out._a.reshape(-1), bits._a)
-    shape = a.shape
+    if inplace:
+        input._s.version += 1
+    record(out, "ReluBackward0", (input,), _bits_backward(a.shape), saved=[bits])
+    return out
+
+
+def _bits_backward(shape):
+    """ReluBackward0 over a saved bit mask, for an output of ``shape``."""
 
     def backward(g, mask):
         ga = data(g, "ReluBackward0")
@@ -32,8 +43,7 @@ def relu_saving_bits(input):
             record(dx, "ReluBackwardBackward0", (g,), lambda h, m: (relu_mask_apply(h, m),),
                    saved=[mask])
         return (dx,)
-    record(out, "ReluBackward0", (input,), backward, saved=[bits])
-    return out
+    return backward
 
 
 def relu_mask_apply(g, bits):

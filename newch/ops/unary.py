@@ -55,6 +55,7 @@ def _op(op, code, name, grad, saves="x", doc=""):
         return unary(op, code, input, name, grad, saves)
     f.__name__ = op
     f.__doc__ = doc or f"Elementwise ``{op}`` of ``input``."
+    f.grad_spec = (name, grad, saves)      # NOTE: what the in-place form records (ops/inplace_grad.py)
     return f
 
 

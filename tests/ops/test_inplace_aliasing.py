@@ -149,6 +149,23 @@ PARTIAL = {
     "addcmul operand": lambda x: x[1:].addcmul_(x[:-1], x[1:]),
     "lerp end": lambda x: x[1:].lerp_(x[:-1], 0.5),
     "unary through alpha add": lambda x: x[2:].sub_(x[:-2], alpha=2.0),
+    "sub_": lambda x: x[1:].sub_(x[:-1]),
+    "div_": lambda x: x[1:].div_(x[:-1]),
+    "pow_": lambda x: x[1:].pow_(x[:-1]),
+    "clamp_ both bounds": lambda x: x[1:].clamp_(x[:-1], x[:-1] + 1),
+    "clamp_max_ bound": lambda x: x[1:].clamp_max_(x[:-1]),
+    "addcdiv_ operand": lambda x: x[1:].addcdiv_(x[1:], x[:-1]),
+    "operator +=": lambda x: x[1:].__iadd__(x[:-1]),
+    "operator *=": lambda x: x[1:].__imul__(x[:-1]),
+    "copy_ shifted": lambda x: x[1:].copy_(x[:-1]),
+    "copy_ transpose": lambda x: x.reshape(1024, 1024).copy_(x.reshape(1024, 1024).T),
+    "copy_ broadcast row of self": lambda x: x.reshape(1024, 1024).copy_(x.reshape(1024, 1024)[0]),
+    "setitem shifted": lambda x: x.__setitem__(slice(1, None), x[:-1]),
+    "setitem transpose": lambda x: x.reshape(1024, 1024).__setitem__(
+        slice(None), x.reshape(1024, 1024).T),
+    "setitem by index": lambda x: x.__setitem__((x[:3] * 0 + 5).long(), x[:3]),
+    "setitem by mask": lambda x: x.__setitem__(x < 3, x[:3]),
+    "scatter_add_ source": lambda x: x[1:].scatter_add_(0, (x[:2] * 0).long(), x[:2]),
 }
 
 
@@ -314,3 +331,17 @@ def test_div_rounding_mode_in_place_matches_the_twin():
         x = newch.tensor(a)
         x.div_(2.0, rounding_mode=mode)
         np.testing.assert_array_equal(x.numpy(), newch.tensor(a).div(2.0, rounding_mode=mode).numpy())
+
+
+@pytest.mark.parametrize("lib_name", ["newch", "torch"])
+def test_exact_overlap_and_broadcast_setitem_are_allowed_as_in_pytorch(lib_name):
+    lib = newch if lib_name == "newch" else pytest.importorskip("torch")
+    x = lib.arange(8.0).reshape(2, 4)
+    x.copy_(x)
+    x[1:].copy_(x[1:])
+    x[:] = x
+    x[1] = x[1]
+    x[1:] = x[0]              # a broadcast value: PyTorch expands it first, and allows it
+    assert x.tolist() == [[0.0, 1.0, 2.0, 3.0]] * 2
+    x[:] = x[0, 3]
+    assert x.tolist() == [[3.0] * 4] * 2
