@@ -14,8 +14,9 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
 - A *span* template handles the elements [lo, hi) of its output in C order.
   At or below ``SERIAL_MAX`` elements the launcher calls the span on
   everything, in the calling thread: no thread launch, no parallel code
-  compiled. Above it a parallel driver runs the same span on chunks of
-  ``CHUNK`` elements, one ``prange`` iteration per chunk: every output element
+  compiled. Above it a parallel driver (``tasks.driver``) runs the same
+  compiled span on chunks of ``CHUNK`` elements, one ``prange`` iteration per
+  chunk (no parallel copy of the span is compiled): every output element
   has one writer, the split depends on the size only, and each element is
   computed on its own, so the two paths give the same bits on any thread count.
 - nd spans walk their chunk's row segments; a segment whose operands all have
@@ -25,9 +26,10 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
 import numpy as np
 
 from . import binary_ops, unary_ops  # noqa: F401  (register the element functions)
-from .jit import helper, prange
+from .jit import helper
 from .specialize import (BINARY, UNARY, PREDICATES, array, element, entry, instance, kind,
                          scalar)
+from .tasks import driver
 
 __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_nd",
            "copy_nd", "fill_nd", "axpby"]
@@ -153,34 +155,6 @@ def _fill_nd(dst, value, lo, hi):
         p, j, r = p + m, 0, r + 1
 
 
-# Parallel drivers: chunk c of n elements is one prange iteration running the span.
-# NOTE: prange indexes are unsigned; int64 bounds share the serial entry's compiled span.
-
-def _chunks2(n, p0, p1):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks3(n, p0, p1, p2):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks4(n, p0, p1, p2, p3):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, p3, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks5(n, p0, p1, p2, p3, p4):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, p3, p4, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-_DRIVERS = {2: _chunks2, 3: _chunks3, 4: _chunks4, 5: _chunks5}
 _I64 = scalar(np.dtype(np.int64))
 
 
@@ -190,12 +164,15 @@ _ENTRY = {}            # (launcher, op, dtypes..., parallel) -> compiled entry p
 
 
 def _compile(span, tag, argtypes, parallel, **bound):
-    """Entry point of the span (serial) or of its parallel driver, for ``argtypes``."""
+    """Entry point of the span (serial), or its parallel launcher, for ``argtypes``.
+
+    NOTE: the parallel launcher runs the serial span's compiled code on chunks of CHUNK
+    elements (``tasks.driver``): no parallel copy of the span is compiled.
+    """
     s = instance(span, tag, **bound)
     if not parallel:
         return entry(s, tuple(argtypes) + (_I64, _I64))
-    d = instance(_DRIVERS[len(argtypes)], f"{span.__name__}__{tag}", parallel=True, _span=s)
-    return entry(d, (_I64,) + tuple(argtypes))
+    return driver(s, argtypes, CHUNK)
 
 
 def _run(fn, parallel, n, *args):
