@@ -25,6 +25,9 @@ Example:
     >>> run = driver(span, (array_type, array_type), chunk=16384)   # doctest: +SKIP
     >>> run(n, x, out)                                                # doctest: +SKIP
 """
+import functools
+
+import numba
 import numpy as np
 from numba.core import types
 
@@ -100,3 +103,41 @@ def driver(serial, argtypes, chunk=1):
         fn = entry(_drive, (_I64, types.Tuple(argtypes), _I64, _I64))
         run = _drivers[key] = Parallel(fn, addr, chunk)
     return run
+
+
+@functools.lru_cache(maxsize=None)
+def _array_type(dtype, ndim, contiguous):
+    # NOTE: typed writable even for read-only inputs (kernels never write their inputs, and
+    # entry points do not check the flag): one compiled function serves both.
+    return types.Array(numba.from_dtype(dtype), ndim, "C" if contiguous else "A")
+
+
+def _typeof(v):
+    if isinstance(v, np.ndarray):
+        return _array_type(v.dtype, v.ndim, v.flags.c_contiguous)
+    if isinstance(v, (bool, np.bool_)):
+        return types.boolean
+    if isinstance(v, int):
+        return types.int64
+    if isinstance(v, float):
+        return types.float64
+    if isinstance(v, np.generic):
+        return numba.from_dtype(v.dtype)
+    raise TypeError(f"tasks: no kernel argument type for {type(v).__name__}")
+
+
+def signature(args):
+    """numba types of kernel arguments: arrays 'C' when C-contiguous else 'A', ints int64."""
+    return tuple(_typeof(a) for a in args)
+
+
+def run(serial, n, parallel, *args):
+    """Task function ``serial`` over tasks [0, n): in this thread, or one task per prange iteration.
+
+    Both compile ``serial`` once for ``signature(args)`` (plus lo, hi).
+    """
+    sig = signature(args)
+    if parallel:
+        driver(serial, sig)(n, *args)
+    else:
+        entry(serial, sig + (_I64, _I64))(*args, 0, n)
