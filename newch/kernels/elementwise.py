@@ -24,9 +24,11 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
   copy), which LLVM vectorizes; other segments take a per-element loop.
 """
 import numpy as np
+from numba.core import types
+from numba.core.imputils import impl_ret_borrowed
 
 from . import binary_ops, unary_ops  # noqa: F401  (register the element functions)
-from .jit import helper
+from .jit import helper, intrinsic
 from .specialize import (BINARY, UNARY, PREDICATES, array, element, entry, instance, kind,
                          scalar)
 from .tasks import driver
@@ -92,6 +94,24 @@ def _unit(row):
     return row.shape[0] <= 1 or row.strides[0] == row.itemsize
 
 
+@intrinsic
+def as_c(typingctx, row):
+    """A 1-D array of unit stride, retyped C-contiguous: the same view, no check, no copy.
+
+    Cheaper to compile than ``np.ascontiguousarray`` (whose copying path numba compiles
+    per dtype although it is never taken here); callers check the stride first.
+    """
+    if not (isinstance(row, types.Array) and row.ndim == 1):
+        return None
+    ret = row.copy(layout="C")
+
+    def codegen(context, builder, sig, args):
+        # NOTE: 'A' and 'C' arrays share numba's data model: the value is reused as is.
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return ret(row), codegen
+
+
 def _unary_nd(x, out, lo, hi):
     size = out.shape[3]
     r, j, p = lo // size, lo % size, lo
@@ -99,7 +119,7 @@ def _unary_nd(x, out, lo, hi):
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
         xr, orow = x[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(xr) and _unit(orow):
-            _rows(np.ascontiguousarray(xr), np.ascontiguousarray(orow), np.int64(0), m)  # noqa: F821
+            _rows(as_c(xr), as_c(orow), np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 orow[k] = _f(xr[k])  # noqa: F821
@@ -113,12 +133,12 @@ def _binary_nd(a, b, out, lo, hi):
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
         ar, br, orow = a[i0, i1, i2, j:j + m], b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(ar) and _unit(orow) and (_unit(br) or br.strides[0] == 0):
-            oc = np.ascontiguousarray(orow)
+            oc = as_c(orow)
             if _unit(br):
-                _rows(np.ascontiguousarray(ar), np.ascontiguousarray(br), oc, np.int64(0), m)  # noqa: F821
+                _rows(as_c(ar), as_c(br), oc, np.int64(0), m)  # noqa: F821
             else:
                 # NOTE: b constant along the row (a per-channel bias): pass it as a scalar.
-                _srows(np.ascontiguousarray(ar), br[0], oc, np.int64(0), m)  # noqa: F821
+                _srows(as_c(ar), br[0], oc, np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 orow[k] = _f(ar[k], br[k])  # noqa: F821
@@ -133,8 +153,8 @@ def _where_nd(cond, a, b, out, lo, hi):
         cr, ar = cond[i0, i1, i2, j:j + m], a[i0, i1, i2, j:j + m]
         br, orow = b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(cr) and _unit(ar) and _unit(br) and _unit(orow):
-            _rows(np.ascontiguousarray(cr), np.ascontiguousarray(ar),  # noqa: F821
-                  np.ascontiguousarray(br), np.ascontiguousarray(orow), np.int64(0), m)
+            _rows(as_c(cr), as_c(ar),  # noqa: F821
+                  as_c(br), as_c(orow), np.int64(0), m)
         else:
             for k in range(m):
                 orow[k] = ar[k] if cr[k] else br[k]
@@ -148,7 +168,7 @@ def _fill_nd(dst, value, lo, hi):
         i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
         drow = dst[i0, i1, i2, j:j + m]
         if _unit(drow):
-            _rows(np.ascontiguousarray(drow), value, np.int64(0), m)  # noqa: F821
+            _rows(as_c(drow), value, np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 drow[k] = value

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGMAX
+from .elementwise import as_c
 from .jit import helper
 from .specialize import instance
 from .tasks import run
@@ -184,7 +185,7 @@ def _lanes_body(x, center, out, o0, o1, i0, i1):
     # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
     lanes = np.full(LANES, x[o0, 0, 0] + np.int64(0))
     for o in range(o0, o1):
-        out[o, 0] = _sum_lanes(np.ascontiguousarray(x[o, :, 0]), lanes)
+        out[o, 0] = _sum_lanes(as_c(x[o, :, 0]), lanes)   # unit stride: checked by reduce_3d
 
 
 def _reduce_3d(x, center, out, per, ib, nib, t0, t1):
