@@ -444,12 +444,21 @@ def fill_nd(dst, value):
     if not n:
         return
     par = n > SERIAL_MAX
-    key = ("fill", dst.dtype, par)
+    # NOTE: a contiguous dst (a fresh zeros/ones) takes the flat loop: the nd span is
+    # compiled only for programs that fill strided views.
+    flat = dst.flags.c_contiguous
+    key = ("fill", dst.dtype, flat, par)
     fn = _ENTRY.get(key)
     if fn is None:
         tag = dst.dtype.name
-        sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
-        fn = _ENTRY[key] = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+        if flat:
+            fn = _compile(_fill_flat, tag, [array(dst.dtype, 1, "C"), scalar(dst.dtype)], par)
+        else:
+            sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
+            fn = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+        _ENTRY[key] = fn
+    if flat:
+        dst = dst.reshape(n)
     _run(fn, par, n, dst, value)
 
 
