@@ -49,6 +49,21 @@ def _sgd_span(p, g, b, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize, 
 _ENTRY = {}
 
 
+def check_state(what, param, *arrays):
+    """Length of ``param``; ValueError/TypeError unless param and ``arrays`` are 1-D
+    C-contiguous arrays of one float dtype and one length (the entry points trust it)."""
+    n = param.shape[0]
+    if param.dtype.kind != "f":
+        raise TypeError(f"{what}: expected a float32/float64 param, got {param.dtype}")
+    for x in (param,) + arrays:
+        if x.ndim != 1 or not x.flags.c_contiguous or x.shape[0] != n:
+            raise ValueError(f"{what}: grad or state (shape {x.shape}) length differs from param "
+                             f"length {n}, or is not 1-D contiguous")
+        if x.dtype != param.dtype:
+            raise TypeError(f"{what}: expected every array in {param.dtype}, got {x.dtype}")
+    return n
+
+
 def _launcher(dtype, parallel):
     """The serial entry point of ``_sgd_span`` for ``dtype``, or its parallel launcher."""
     key = (dtype, parallel)

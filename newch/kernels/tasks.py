@@ -141,3 +141,15 @@ def run(serial, n, parallel, *args):
         driver(serial, sig)(n, *args)
     else:
         entry(serial, sig + (_I64, _I64))(*args, 0, n)
+
+
+def chunked(serial, n, chunk, serial_max, *args):
+    """Task function ``serial(*args, lo, hi)`` over elements [0, n).
+
+    At or below ``serial_max`` elements the calling thread runs [0, n); above, numba's
+    threads run chunks of ``chunk`` elements. Every element must be computed on its own.
+    """
+    if n > serial_max:
+        driver(serial, signature(args), chunk)(n, *args)
+    elif n:
+        entry(serial, signature(args) + (_I64, _I64))(*args, 0, n)
