@@ -15,6 +15,11 @@ How it works (the Goto/BLIS scheme, arranged for determinism):
    when N is small). An MR x NR micro-kernel keeps its piece of C in vector
    registers while it streams an A micro-panel and a B micro-panel.
 
+Both phases are serial task functions (``_pack_b``, ``_tasks``; ``_vecmat`` for
+one-row products): small products run every task in the calling thread, big
+ones run the same compiled code one task per ``prange`` iteration through
+``tasks.driver``, so no parallel copy of the micro-kernel is compiled.
+
 The micro-kernel is emitted as LLVM vector IR (``_microkernel``): LLVM does
 not vectorize a register tile written in scalars, and with fastmath off it
 never contracts a*b+c into an FMA. It calls ``llvm.fma`` explicitly: one
@@ -427,20 +432,17 @@ def _types(dtype):
 
 
 def _kernels(dtype, parallel):
-    """(pack B, compute, vecmat) launchers of float ``dtype``, serial entry points or parallel.
-
-    Serial ones are called ``fn(*args, t0, t1)``, parallel ones ``fn(ntask, *args)``.
-    """
+    """(pack B, compute, vecmat) launchers of float ``dtype``, each called ``fn(ntask, *args)``:
+    the calling thread runs tasks [0, ntask), or numba's threads run one task each."""
     key = (dtype, parallel)
     fns = _ENTRY.get(key)
     if fns is None:
         src, c3, c1 = _types(dtype)
-        argtypes = ((src, c1), (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64,
-                                        _I64, _I64), (src, src, c3))
-        fns = []
-        for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes):
-            fns.append(_Lazy(fn, ts, parallel))
-        fns = _ENTRY[key] = tuple(fns)
+        argtypes = ((src, c1),
+                    (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64, _I64, _I64),
+                    (src, src, c3))
+        fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
+                                  for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
     return fns
 
 
@@ -453,8 +455,8 @@ class _Lazy:
 
     def __call__(self, n, *args):
         if self.run is None:
-            k = self.fn
-            self.run = driver(k, self.types) if self.parallel else entry(k, self.types + (_I64, _I64))
+            k, ts = self.fn, self.types
+            self.run = driver(k, ts) if self.parallel else entry(k, ts + (_I64, _I64))
         if self.parallel:
             self.run(n, *args)
         else:
