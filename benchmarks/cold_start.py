@@ -11,6 +11,9 @@ Workloads (later issues add theirs to ``WORKLOADS``):
 
 - ``mlp``: ``Linear(784, 256) -> ReLU -> Linear(256, 10)``, ``F.mse_loss``,
   ``SGD(lr=0.01, momentum=0.9)``, batch 64, one training step.
+- ``cnn``: pytorch/examples' MNIST ``Net`` (two 3x3 convolutions, max pool,
+  dropout, two Linear layers, ``log_softmax``), ``F.nll_loss``, SGD with
+  momentum, batch 64 of 1x28x28, one training step.
 - ``tiny``: ``(x + x).sum()`` on 10 floats (the smallest cold start).
 
 Prints ``workload <name>: first step <s> s wall, <s> s CPU (import <s> s)``; the
@@ -45,13 +48,47 @@ def mlp(torch, steps=1):
         torch.step_end()
 
 
+def cnn(torch, steps=1):
+    """One SGD step of pytorch/examples' MNIST Net (conv 32, conv 64, max pool, dropout, fc 128,
+    fc 10, log_softmax), ``F.nll_loss``, ``SGD(lr=0.01, momentum=0.9)``, batch 64 of 1x28x28."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            x = torch.flatten(self.dropout1(x), 1)
+            x = self.dropout2(F.relu(self.fc1(x)))
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for _ in range(steps):
+        x = torch.randn(64, 1, 28, 28)
+        y = torch.randint(0, 10, (64,))
+        opt.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        torch.step_end()
+
+
 def tiny(torch):
     """One elementwise op on 10 floats: the smallest cold start (tests use it)."""
     x = torch.ones(10)
     (x + x).sum().item()
 
 
-WORKLOADS = {"mlp": mlp, "tiny": tiny}
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "tiny": tiny}
 
 
 def main(argv=None):

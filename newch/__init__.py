@@ -25,6 +25,7 @@ from .runtime import compile, get_num_threads, set_num_threads
 from .serialization import load, safetensors, save
 from . import linalg
 from . import _aliases
+from .warmup import warmup   # fills the kernel cache (python -m newch.warmup)
 
 # PyTorch's spellings: ``import newch.nn as nn``, ``import newch.nn.functional as F``,
 # ``from newch.utils.data import DataLoader``.
@@ -97,6 +98,7 @@ __all__ = [
     "optim", "net", "nn", "utils", "data", "Generator", "default_generator",
     "device", "cuda", "backends", "accelerator", "onnx", "set_num_threads", "get_num_threads",
     "compile", "save", "load", "safetensors", "linalg",
+    "warmup",
 ] + _OPS
 
 # NOTE: public entry points run as ops "in flight" on their context, so step_end(), trim()

@@ -80,7 +80,7 @@ def numba_available():
 def simd_level():
     """Name the widest SIMD level LLVM targets on this CPU: avx512, avx2, neon, sse, generic."""
     import llvmlite.binding as llvm
-    feats = set(f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f[0] == "+")
+    feats = set(f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f[:1] == "+")
     for name, flag in (("avx512", "avx512f"), ("avx2", "avx2"), ("neon", "neon"),
                        ("neon", "asimd"), ("sse", "sse2")):
         if flag in feats:

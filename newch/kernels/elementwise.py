@@ -14,8 +14,9 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
 - A *span* template handles the elements [lo, hi) of its output in C order.
   At or below ``SERIAL_MAX`` elements the launcher calls the span on
   everything, in the calling thread: no thread launch, no parallel code
-  compiled. Above it a parallel driver runs the same span on chunks of
-  ``CHUNK`` elements, one ``prange`` iteration per chunk: every output element
+  compiled. Above it a parallel driver (``tasks.driver``) runs the same
+  compiled span on chunks of ``CHUNK`` elements, one ``prange`` iteration per
+  chunk (no parallel copy of the span is compiled): every output element
   has one writer, the split depends on the size only, and each element is
   computed on its own, so the two paths give the same bits on any thread count.
 - nd spans walk their chunk's row segments; a segment whose operands all have
@@ -23,11 +24,14 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
   copy), which LLVM vectorizes; other segments take a per-element loop.
 """
 import numpy as np
+from numba.core import types
+from numba.core.imputils import impl_ret_borrowed
 
 from . import binary_ops, unary_ops  # noqa: F401  (register the element functions)
-from .jit import helper, prange
+from .jit import helper, intrinsic
 from .specialize import (BINARY, UNARY, PREDICATES, array, element, entry, instance, kind,
                          scalar)
+from .tasks import driver
 
 __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_nd",
            "copy_nd", "fill_nd", "axpby"]
@@ -90,6 +94,24 @@ def _unit(row):
     return row.shape[0] <= 1 or row.strides[0] == row.itemsize
 
 
+@intrinsic
+def as_c(typingctx, row):
+    """A 1-D array of unit stride, retyped C-contiguous: the same view, no check, no copy.
+
+    Cheaper to compile than ``np.ascontiguousarray`` (whose copying path numba compiles
+    per dtype although it is never taken here); callers check the stride first.
+    """
+    if not (isinstance(row, types.Array) and row.ndim == 1):
+        return None
+    ret = row.copy(layout="C")
+
+    def codegen(context, builder, sig, args):
+        # NOTE: 'A' and 'C' arrays share numba's data model: the value is reused as is.
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return ret(row), codegen
+
+
 def _unary_nd(x, out, lo, hi):
     size = out.shape[3]
     r, j, p = lo // size, lo % size, lo
@@ -97,7 +119,7 @@ def _unary_nd(x, out, lo, hi):
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
         xr, orow = x[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(xr) and _unit(orow):
-            _rows(np.ascontiguousarray(xr), np.ascontiguousarray(orow), np.int64(0), m)  # noqa: F821
+            _rows(as_c(xr), as_c(orow), np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 orow[k] = _f(xr[k])  # noqa: F821
@@ -111,12 +133,12 @@ def _binary_nd(a, b, out, lo, hi):
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
         ar, br, orow = a[i0, i1, i2, j:j + m], b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(ar) and _unit(orow) and (_unit(br) or br.strides[0] == 0):
-            oc = np.ascontiguousarray(orow)
+            oc = as_c(orow)
             if _unit(br):
-                _rows(np.ascontiguousarray(ar), np.ascontiguousarray(br), oc, np.int64(0), m)  # noqa: F821
+                _rows(as_c(ar), as_c(br), oc, np.int64(0), m)  # noqa: F821
             else:
                 # NOTE: b constant along the row (a per-channel bias): pass it as a scalar.
-                _srows(np.ascontiguousarray(ar), br[0], oc, np.int64(0), m)  # noqa: F821
+                _srows(as_c(ar), br[0], oc, np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 orow[k] = _f(ar[k], br[k])  # noqa: F821
@@ -131,8 +153,8 @@ def _where_nd(cond, a, b, out, lo, hi):
         cr, ar = cond[i0, i1, i2, j:j + m], a[i0, i1, i2, j:j + m]
         br, orow = b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
         if _unit(cr) and _unit(ar) and _unit(br) and _unit(orow):
-            _rows(np.ascontiguousarray(cr), np.ascontiguousarray(ar),  # noqa: F821
-                  np.ascontiguousarray(br), np.ascontiguousarray(orow), np.int64(0), m)
+            _rows(as_c(cr), as_c(ar),  # noqa: F821
+                  as_c(br), as_c(orow), np.int64(0), m)
         else:
             for k in range(m):
                 orow[k] = ar[k] if cr[k] else br[k]
@@ -146,41 +168,13 @@ def _fill_nd(dst, value, lo, hi):
         i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
         drow = dst[i0, i1, i2, j:j + m]
         if _unit(drow):
-            _rows(np.ascontiguousarray(drow), value, np.int64(0), m)  # noqa: F821
+            _rows(as_c(drow), value, np.int64(0), m)  # noqa: F821
         else:
             for k in range(m):
                 drow[k] = value
         p, j, r = p + m, 0, r + 1
 
 
-# Parallel drivers: chunk c of n elements is one prange iteration running the span.
-# NOTE: prange indexes are unsigned; int64 bounds share the serial entry's compiled span.
-
-def _chunks2(n, p0, p1):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks3(n, p0, p1, p2):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks4(n, p0, p1, p2, p3):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, p3, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-def _chunks5(n, p0, p1, p2, p3, p4):
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = np.int64(c) * CHUNK
-        _span(p0, p1, p2, p3, p4, lo, min(lo + CHUNK, n))  # noqa: F821
-
-
-_DRIVERS = {2: _chunks2, 3: _chunks3, 4: _chunks4, 5: _chunks5}
 _I64 = scalar(np.dtype(np.int64))
 
 
@@ -190,12 +184,15 @@ _ENTRY = {}            # (launcher, op, dtypes..., parallel) -> compiled entry p
 
 
 def _compile(span, tag, argtypes, parallel, **bound):
-    """Entry point of the span (serial) or of its parallel driver, for ``argtypes``."""
+    """Entry point of the span (serial), or its parallel launcher, for ``argtypes``.
+
+    NOTE: the parallel launcher runs the serial span's compiled code on chunks of CHUNK
+    elements (``tasks.driver``): no parallel copy of the span is compiled.
+    """
     s = instance(span, tag, **bound)
     if not parallel:
         return entry(s, tuple(argtypes) + (_I64, _I64))
-    d = instance(_DRIVERS[len(argtypes)], f"{span.__name__}__{tag}", parallel=True, _span=s)
-    return entry(d, (_I64,) + tuple(argtypes))
+    return driver(s, argtypes, CHUNK)
 
 
 def _run(fn, parallel, n, *args):
@@ -447,12 +444,21 @@ def fill_nd(dst, value):
     if not n:
         return
     par = n > SERIAL_MAX
-    key = ("fill", dst.dtype, par)
+    # NOTE: a contiguous dst (a fresh zeros/ones) takes the flat loop: the nd span is
+    # compiled only for programs that fill strided views.
+    flat = dst.flags.c_contiguous
+    key = ("fill", dst.dtype, flat, par)
     fn = _ENTRY.get(key)
     if fn is None:
         tag = dst.dtype.name
-        sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
-        fn = _ENTRY[key] = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+        if flat:
+            fn = _compile(_fill_flat, tag, [array(dst.dtype, 1, "C"), scalar(dst.dtype)], par)
+        else:
+            sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
+            fn = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+        _ENTRY[key] = fn
+    if flat:
+        dst = dst.reshape(n)
     _run(fn, par, n, dst, value)
 
 

@@ -15,6 +15,11 @@ How it works (the Goto/BLIS scheme, arranged for determinism):
    when N is small). An MR x NR micro-kernel keeps its piece of C in vector
    registers while it streams an A micro-panel and a B micro-panel.
 
+Both phases are serial task functions (``_pack_b``, ``_tasks``; ``_vecmat`` for
+one-row products): small products run every task in the calling thread, big
+ones run the same compiled code one task per ``prange`` iteration through
+``tasks.driver``, so no parallel copy of the micro-kernel is compiled.
+
 The micro-kernel is emitted as LLVM vector IR (``_microkernel``): LLVM does
 not vectorize a register tile written in scalars, and with fastmath off it
 never contracts a*b+c into an FMA. It calls ``llvm.fma`` explicitly: one
@@ -33,8 +38,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 
 from . import simd_level
-from .jit import helper, intrinsic, kernel, prange
-from .specialize import entry, instance
+from .jit import helper, intrinsic, kernel
+from .specialize import entry
+from .tasks import driver
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 
@@ -281,99 +287,84 @@ def _pack_panel(x, l0, w, k0, k1, dst, base):
             dst[ub + (k - uk0) * uw + l] = 0
 
 
-@helper
-def _pack_b_task(b, scratch, t):
-    """Packing task t: rows [k0, k1) of one nr-column panel of one batch of b (Bb, K, N).
+@kernel
+def _pack_b(b, scratch, t0, t1):
+    """Packing tasks t0..t1-1, each rows [k0, k1) of one nr-column panel of one batch of b (Bb, K, N).
 
-    Panel q of batch j lands at scratch[(j*npn + q) * nr*K:], as [k*nr + j].
+    Panel q of batch j lands at scratch[(j*npn + q) * nr*K:], as [k*nr + j]. A task
+    function (``tasks.driver`` runs it in parallel); scratch is 64-byte aligned.
     """
     K, N = b.shape[1], b.shape[2]
     nr = NV * VBYTES // scratch.itemsize
     npn = (N + nr - 1) // nr
     nkc = (K + PACK_K - 1) // PACK_K
-    panel, c = t // nkc, t % nkc
-    j, q = panel // npn, panel % npn
-    k0 = c * PACK_K
-    _pack_panel(b[j].T, q * nr, nr, k0, min(K, k0 + PACK_K), scratch, panel * nr * K + k0 * nr)
+    scratch = scratch[(-scratch.ctypes.data) % 64 // scratch.itemsize:]
+    for t in range(t0, t1):
+        panel, c = t // nkc, t % nkc
+        j, q = panel // npn, panel % npn
+        k0 = c * PACK_K
+        _pack_panel(b[j].T, q * nr, nr, k0, min(K, k0 + PACK_K), scratch, panel * nr * K + k0 * nr)
 
 
 # ---------------------------------------------------------------- compute
 
-@helper
-def _task(a, out, scratch, tm, tn, b_batched, a_direct, t0, t1, ws):
-    """Tiles t0..t1-1 (batch, row block, column block) of the tm x tn grids over out (B, M, N).
+@kernel
+def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, t0, t1):
+    """Compute tasks t0..t1-1 of ntask over out (B, M, N); a task function (see ``tasks``).
 
-    K is walked in KC blocks, each over all the task's tiles (neighbour tiles
-    share A rows, which are then still in cache). A micro-panels are read in
-    place when ``a_direct`` and whole, else packed into the workspace at
-    scratch[ws:] (after its MR x nr buffer for micro-tiles crossing the edge).
+    Task t owns tiles t*ntile//ntask .. (t+1)*ntile//ntask - 1 (batch, row block,
+    column block) of the tm x tn grids (ntile = B*tm*tn) and the workspace of wsize
+    elements at ws = scratch[wstart + t*wsize:]. B is packed in scratch (``_pack_b``).
+    K is walked in KC blocks, each over all the task's tiles (neighbour tiles share
+    A rows, which are then still in cache). A micro-panels are read in place when
+    ``a_direct`` and whole, else packed into the workspace (after its MR x nr buffer
+    for micro-tiles crossing the edge).
     """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
     nr = NV * VBYTES // size
     mp, npn = (M + MR - 1) // MR, (N + nr - 1) // nr
-    slot = ws + (MR * nr + 15) // 16 * 16
     outf = out.reshape(out.size)
-    for pc in range(0, K, KC):
-        kc = min(KC, K - pc)
-        packed = -1
-        for tile in range(t0, t1):
-            i, r = tile // (tm * tn), tile % (tm * tn)
-            p0, p1 = r // tn * mp // tm, (r // tn + 1) * mp // tm
-            ia = i if a.shape[0] == B else 0
-            bbase = (i if b_batched else 0) * npn * nr * K + pc * nr
-            if packed != ia * mp + p0:
-                packed = ia * mp + p0
-                for p in range(p0, p1):
-                    if not (a_direct and (p + 1) * MR <= M):
-                        _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch, slot + (p - p0) * MR * kc)
-            for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
-                bo = bbase + q * nr * K
-                for p in range(p0, p1):
-                    r0 = p * MR
-                    direct = a_direct and r0 + MR <= M
-                    if direct:
-                        ao = (ia * a.strides[0] + r0 * a.strides[1] + pc * a.strides[2]) // size
-                        ars, aks = a.strides[1] // size, 1
-                    else:
-                        ao, ars, aks = slot + (p - p0) * MR * kc, 1, MR
-                    ro = (i * M + r0) * N + q * nr
-                    rows, cols = min(MR, M - r0), min(nr, N - q * nr)
-                    full = rows == MR and cols == nr
-                    for ii in range(0 if full or pc == 0 else rows):
-                        for jj in range(cols):
-                            scratch[ws + ii * nr + jj] = outf[ro + ii * N + jj]
-                    # NOTE: one call site (C or the edge buffer) keeps one inlined micro-kernel.
-                    dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
-                    _microkernel(kc, a, scratch, direct, ao, ars, aks, bo, dst, co, ldc, pc == 0)
-                    for ii in range(0 if full else rows):
-                        for jj in range(cols):
-                            outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
-
-
-def _gemm(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
-    """out[i] = a[i] @ b[i] for a (Ba, M, K), b (Bb, K, N), out (B, M, N); Ba, Bb are B or 1.
-
-    Packs every B into scratch[:wstart], then runs ntask compute tasks with
-    workspaces of wsize elements from scratch[wstart]; see ``_layout``. A template:
-    ``_range`` is ``range`` in the serial instance, ``prange`` in the parallel one.
-    """
-    B, M, N = out.shape
-    K, size = a.shape[2], out.itemsize
-    nr = NV * VBYTES // size
-    npack = b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K)
     scratch = scratch[(-scratch.ctypes.data) % 64 // size:]
-    b_batched = b.shape[0] == B
-    # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
-    a_direct = (a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0)
-    ntile = B * tm * tn
-    # NOTE: prange indexes are unsigned; as int64 they share the serial loop's helpers.
-    for t in _range(npack):  # noqa: F821
-        _pack_b_task(b, scratch, np.int64(t))
-    for t in _range(ntask):  # noqa: F821
-        t = np.int64(t)
-        _task(a, out, scratch, tm, tn, b_batched, a_direct, t * ntile // ntask,
-              (t + 1) * ntile // ntask, wstart + t * wsize)
+    for t in range(t0, t1):
+        ws = wstart + t * wsize
+        slot = ws + (MR * nr + 15) // 16 * 16
+        for pc in range(0, K, KC):
+            kc = min(KC, K - pc)
+            packed = -1
+            for tile in range(t * (B * tm * tn) // ntask, (t + 1) * (B * tm * tn) // ntask):
+                i, r = tile // (tm * tn), tile % (tm * tn)
+                p0, p1 = r // tn * mp // tm, (r // tn + 1) * mp // tm
+                ia = i if a.shape[0] == B else 0
+                bbase = (i if b_batched else 0) * npn * nr * K + pc * nr
+                if packed != ia * mp + p0:
+                    packed = ia * mp + p0
+                    for p in range(p0, p1):
+                        if not (a_direct and (p + 1) * MR <= M):
+                            _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch,
+                                        slot + (p - p0) * MR * kc)
+                for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
+                    for p in range(p0, p1):
+                        r0 = p * MR
+                        direct = a_direct and r0 + MR <= M
+                        if direct:
+                            ao = (ia * a.strides[0] + r0 * a.strides[1] + pc * a.strides[2]) // size
+                            ars, aks = a.strides[1] // size, 1
+                        else:
+                            ao, ars, aks = slot + (p - p0) * MR * kc, 1, MR
+                        ro = (i * M + r0) * N + q * nr
+                        rows, cols = min(MR, M - r0), min(nr, N - q * nr)
+                        full = rows == MR and cols == nr
+                        for ii in range(0 if full or pc == 0 else rows):
+                            for jj in range(cols):
+                                scratch[ws + ii * nr + jj] = outf[ro + ii * N + jj]
+                        # NOTE: one call site (C or the edge buffer) keeps one inlined micro-kernel.
+                        dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
+                        _microkernel(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
+                                     dst, co, ldc, pc == 0)
+                        for ii in range(0 if full else rows):
+                            for jj in range(cols):
+                                outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
 
 
 @intrinsic
@@ -395,19 +386,19 @@ def _fma(typingctx, x, y, z):
 VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)
 
 
-def _vecmat(a, b, out):
+@kernel
+def _vecmat(a, b, out, t0, t1):
     """out[i, 0, :] = a[i, 0, :] @ b[i] for a (Ba, 1, K), b (Bb, K, N), out (B, 1, N).
 
     Each out element is fma(a[k], b[k, j], c) folded over k = 0..K-1 from c = +0.0: the
     same chain as the blocked kernel's, so a product gives the same bits by either path.
     Columns go VEC_COLS at a time (independent chains), b is read in place whatever its
-    strides. ``_range``: ``range`` or ``prange`` over (batch, column block) tasks.
+    strides. A task function: tasks t0..t1-1 of the (batch, column block) tasks.
     """
     B, N = out.shape[0], out.shape[2]
     K = a.shape[2]
     nb = (N + VEC_COLS - 1) // VEC_COLS
-    for t in _range(B * nb):  # noqa: F821
-        t = np.int64(t)
+    for t in range(t0, t1):
         i, j0 = t // nb, t % nb * VEC_COLS
         j1 = min(N, j0 + VEC_COLS)
         ar = a[i if a.shape[0] == B else 0, 0]
@@ -423,38 +414,53 @@ def _vecmat(a, b, out):
 
 
 # ---------------------------------------------------------------- public kernels
-# ``gemm`` and ``bgemm`` are plain Python drivers over the JIT kernel ``_gemm``.
-# It is compiled once per dtype for general strided inputs ('A' layout) and
-# called through that overload's entry point: numba would otherwise compile a
-# fresh copy (with its parallel wrappers, seconds each) for every combination
-# of C, F and strided inputs.
+# ``gemm`` and ``bgemm`` are plain Python launchers over three serial task
+# functions (``_pack_b``, ``_tasks``, ``_vecmat``), each compiled once per dtype
+# for general strided inputs ('A' layout) and called through that overload's
+# entry point (numba would otherwise compile a copy per combination of C, F and
+# strided inputs). Big products run the same task functions on numba's threads
+# through ``tasks.driver``: no parallel copy of the micro-kernel is compiled.
 
 _ENTRY = {}
+_I64 = types.int64
 
 
-def _vec_kernel(dtype, parallel):
-    """The entry point of ``_vecmat`` for float ``dtype``, serial or parallel."""
-    fn = _ENTRY.get(("vec", dtype, parallel))
-    if fn is None:
-        dt = types.float32 if dtype == np.float32 else types.float64
-        src = types.Array(dt, 3, "A", readonly=True)
-        k = instance(_vecmat, "par" if parallel else "ser", parallel=parallel,
-                     _range=prange if parallel else range)
-        fn = _ENTRY[("vec", dtype, parallel)] = entry(k, (src, src, types.Array(dt, 3, "C")))
-    return fn
+def _types(dtype):
+    """numba types (read-only 'A' source, C out, C scratch) of float ``dtype``."""
+    dt = types.float32 if dtype == np.float32 else types.float64
+    return types.Array(dt, 3, "A", readonly=True), types.Array(dt, 3, "C"), types.Array(dt, 1, "C")
 
 
-def _kernel(dtype, parallel):
-    """The entry point of ``_gemm`` for float ``dtype``, serial or parallel (compiled once)."""
-    fn = _ENTRY.get((dtype, parallel))
-    if fn is None:
-        dt = types.float32 if dtype == np.float32 else types.float64
-        src = types.Array(dt, 3, "A", readonly=True)
-        sig = (src, src, types.Array(dt, 3, "C"), types.Array(dt, 1, "C")) + (types.int64,) * 5
-        k = instance(_gemm, "par" if parallel else "ser", parallel=parallel,
-                     _range=prange if parallel else range)
-        fn = _ENTRY[(dtype, parallel)] = entry(k, sig)
-    return fn
+def _kernels(dtype, parallel):
+    """(pack B, compute, vecmat) launchers of float ``dtype``, each called ``fn(ntask, *args)``:
+    the calling thread runs tasks [0, ntask), or numba's threads run one task each."""
+    key = (dtype, parallel)
+    fns = _ENTRY.get(key)
+    if fns is None:
+        src, c3, c1 = _types(dtype)
+        argtypes = ((src, c1),
+                    (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64, _I64, _I64),
+                    (src, src, c3))
+        fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
+                                  for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
+    return fns
+
+
+class _Lazy:
+    """One task function's launcher, compiled on first call (a product may need only some)."""
+    __slots__ = ("fn", "types", "parallel", "run")
+
+    def __init__(self, fn, argtypes, parallel):
+        self.fn, self.types, self.parallel, self.run = fn, argtypes, parallel, None
+
+    def __call__(self, n, *args):
+        if self.run is None:
+            k, ts = self.fn, self.types
+            self.run = driver(k, ts) if self.parallel else entry(k, ts + (_I64, _I64))
+        if self.parallel:
+            self.run(n, *args)
+        else:
+            self.run(*args, 0, n)
 
 
 def bgemm(a, b, out, scratch):
@@ -489,7 +495,8 @@ def bgemm(a, b, out, scratch):
         # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
         # above): every b element is used once, so packing it would cost as much as the
         # product; ``_vecmat`` reads b in place.
-        _vec_kernel(dt, B * N * K >= SERIAL_WORK)(a, b, out)
+        nb = (N + VEC_COLS - 1) // VEC_COLS
+        _kernels(dt, B * N * K >= SERIAL_WORK)[2](B * nb, a, b, out)
         return
     tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, NV * VBYTES // dt.itemsize)
     if scratch.shape[0] < total:
@@ -499,7 +506,13 @@ def bgemm(a, b, out, scratch):
         a = a[:1]
     if B > 1 and b.strides[0] == 0:
         b = b[:1]
-    _kernel(dt, B * M * N * K >= SERIAL_WORK)(a, b, out, scratch, tm, tn, ntask, wstart, wsize)
+    pack, compute, _ = _kernels(dt, B * M * N * K >= SERIAL_WORK)
+    nr = NV * VBYTES // dt.itemsize
+    pack(b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K), b, scratch)
+    # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
+    size = dt.itemsize
+    a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
+    compute(ntask, a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize)
 
 
 def gemm(a, b, out, scratch):

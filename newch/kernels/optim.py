@@ -16,10 +16,11 @@ Rounding follows the update rule written as separate array operations in the
 parameter's dtype: scalars are rounded to that dtype once, every product and
 sum is rounded on its own (no fused multiply-add).
 """
-import numpy as np
+from numba.core import types
 
-from .jit import helper, prange
-from .specialize import instance
+from .jit import kernel
+from .specialize import array, entry, scalar
+from .tasks import driver
 
 __all__ = ["sgd_step"]
 
@@ -27,9 +28,11 @@ CHUNK = 16384          # elements owned by one prange iteration
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
 
 
-@helper
-def _sgd_rows(p, g, b, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize, first):
-    """The SGD update of every element of ``p`` (scalars already in the arrays' dtype)."""
+@kernel
+def _sgd_span(p, g, b, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize, first, lo, hi):
+    """The SGD update of elements [lo, hi) (scalars already in the arrays' dtype); a task function."""
+    p, g = p[lo:hi], g[lo:hi]
+    b = b[lo:hi] if use_mom else b
     # NOTE: the loop runs from 0 over whole (sliced) arrays and the option
     # branches are loop invariant: LLVM unswitches them and vectorizes each case.
     for i in range(p.shape[0]):
@@ -43,14 +46,34 @@ def _sgd_rows(p, g, b, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize, 
         p[i] = p[i] + nlr * d
 
 
-def _sgd_chunks(param, grad, buf, nlr, wd, mom, damp, use_wd, use_mom, nesterov, maximize,
-                first):
+_ENTRY = {}
+
+
+def check_state(what, param, *arrays):
+    """Length of ``param``; ValueError/TypeError unless param and ``arrays`` are 1-D
+    C-contiguous arrays of one float dtype and one length (the entry points trust it)."""
     n = param.shape[0]
-    for c in _range((n + CHUNK - 1) // CHUNK):  # noqa: F821
-        lo = np.int64(c) * CHUNK
-        hi = min(lo + CHUNK, n)
-        _sgd_rows(param[lo:hi], grad[lo:hi], buf[lo:hi], nlr, wd, mom, damp,
-                  use_wd, use_mom, nesterov, maximize, first)
+    if param.dtype.kind != "f":
+        raise TypeError(f"{what}: expected a float32/float64 param, got {param.dtype}")
+    for x in (param,) + arrays:
+        if x.ndim != 1 or not x.flags.c_contiguous or x.shape[0] != n:
+            raise ValueError(f"{what}: grad or state (shape {x.shape}) length differs from param "
+                             f"length {n}, or is not 1-D contiguous")
+        if x.dtype != param.dtype:
+            raise TypeError(f"{what}: expected every array in {param.dtype}, got {x.dtype}")
+    return n
+
+
+def _launcher(dtype, parallel):
+    """The serial entry point of ``_sgd_span`` for ``dtype``, or its parallel launcher."""
+    key = (dtype, parallel)
+    fn = _ENTRY.get(key)
+    if fn is None:
+        arr, s, flag = array(dtype, 1, "C"), scalar(dtype), types.boolean
+        argtypes = (arr, arr, arr, s, s, s, s) + (flag,) * 5
+        fn = _ENTRY[key] = (driver(_sgd_span, argtypes, CHUNK) if parallel
+                            else entry(_sgd_span, argtypes + (types.int64, types.int64)))
+    return fn
 
 
 def sgd_step(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, maximize, first):
@@ -78,9 +101,19 @@ def sgd_step(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, 
     if use_mom and buf.shape[0] != n:
         raise ValueError("sgd_step: momentum buffer length differs from param length")
     t = param.dtype.type
-    par = n > SERIAL_MAX
-    # NOTE: one loop text, two instances: serial (``range``) and parallel (``prange``).
-    k = instance(_sgd_chunks, "par" if par else "ser", parallel=par,
-                 _range=prange if par else range)
-    k(param, grad, buf, t(-lr), t(weight_decay), t(momentum), t(1.0 - dampening),
-      weight_decay != 0.0, use_mom, bool(nesterov), bool(maximize), bool(first))
+    if param.dtype.kind != "f" or grad.dtype != param.dtype or (use_mom and buf.dtype != param.dtype):
+        raise TypeError(f"sgd_step: expected one float dtype, got {param.dtype}, {grad.dtype}, "
+                        f"{buf.dtype}")
+    for x in (param, grad, buf):
+        if x.ndim != 1 or not x.flags.c_contiguous:
+            raise ValueError(f"sgd_step: expected 1-D C-contiguous arrays, got shape {x.shape}")
+    if not use_mom:
+        buf = param[:0]      # NOTE: typed as the entry point says, never read
+    args = (param, grad, buf, t(-lr), t(weight_decay), t(momentum), t(1.0 - dampening),
+            weight_decay != 0.0, use_mom, bool(nesterov), bool(maximize), bool(first))
+    # NOTE: one task function: the calling thread runs it on everything, or numba's threads
+    # run it on chunks of CHUNK elements (``tasks.driver``): the same bits either way.
+    if n > SERIAL_MAX:
+        _launcher(param.dtype, True)(n, *args)
+    elif n:
+        _launcher(param.dtype, False)(*args, 0, n)

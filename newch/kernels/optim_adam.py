@@ -2,9 +2,10 @@
 
 Same layout and rules as ``kernels/optim.py``: flat 1-D C-contiguous arrays of
 one float dtype updated in place, fixed ``CHUNK``-element pieces per ``prange``
-iteration above ``SERIAL_MAX`` elements, every element updated on its own (so
+iteration above ``SERIAL_MAX`` elements (``tasks.chunked`` runs the one serial
+``_*_span`` task function either way), every element updated on its own (so
 the split never changes a bit). The optimizer computes the per-step scalars
-(bias corrections, step sizes) in Python float64; the kernel rounds each to the
+(bias corrections, step sizes) in Python float64; the launcher rounds each to the
 arrays' dtype once and does every product and sum in that dtype, no fused
 multiply-add, in the order of the update rule as PyTorch writes it.
 
@@ -14,8 +15,9 @@ Weight decay, in every kernel here: ``decay`` multiplies the parameter first
 """
 import numpy as np
 
-from .jit import helper, kernel, prange
-from .optim import CHUNK, SERIAL_MAX
+from .jit import helper, kernel
+from .optim import CHUNK, SERIAL_MAX, check_state
+from .tasks import chunked
 
 __all__ = ["adam_step", "adamax_step", "nadam_step", "radam_step"]
 
@@ -59,7 +61,13 @@ def _adam_rows(p, g, m, v, vmax, wd, decay, w1, b2, omb2, eps, nstep, bc2s, amsg
         p[i] = pv + nstep * mi / (np.sqrt(vi) / bc2s + eps)
 
 
-@kernel(parallel=True)
+@kernel
+def _adam_span(p, g, m, v, vmax, wd, dec, w1, b2, omb2, eps, nstep, bc2s, amsgrad, maximize, lo, hi):
+    vm = vmax[lo:hi] if amsgrad else vmax
+    _adam_rows(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], vm, wd, dec, w1, b2, omb2, eps, nstep, bc2s,
+               amsgrad, maximize)
+
+
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight_decay, decay, beta1,
               beta2, eps, step_size, bias_correction2_sqrt, amsgrad, maximize):
     """One Adam / AdamW step on ``param``, ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq``).
@@ -77,25 +85,13 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight_decay, de
         >>> adam_step(p, np.ones(2), m, v, m[:0], 0.0, 1.0, 0.9, 0.999, 1e-8, 0.01, 0.0316,
         ...           False, False)      # p is now about [0.99, 0.99]
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or exp_avg.shape[0] != n or exp_avg_sq.shape[0] != n:
-        raise ValueError("adam_step: grad or state length differs from param length")
-    if amsgrad and max_exp_avg_sq.shape[0] != n:
-        raise ValueError("adam_step: max_exp_avg_sq length differs from param length")
+    n = check_state("adam_step", param, grad, exp_avg, exp_avg_sq,
+                    *((max_exp_avg_sq,) if amsgrad else ()))
     t = param.dtype.type
-    wd, dec, w1, b2, ep = t(weight_decay), t(decay), t(1.0 - beta1), t(beta2), t(eps)
-    omb2 = t(1.0 - beta2)
-    nstep, bc2s = t(-step_size), t(bias_correction2_sqrt)
-    if n <= SERIAL_MAX:
-        _adam_rows(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, wd, dec, w1, b2, omb2, ep,
-                   nstep, bc2s, amsgrad, maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        vmax = max_exp_avg_sq[lo:hi] if amsgrad else max_exp_avg_sq
-        _adam_rows(param[lo:hi], grad[lo:hi], exp_avg[lo:hi], exp_avg_sq[lo:hi], vmax, wd, dec,
-                   w1, b2, omb2, ep, nstep, bc2s, amsgrad, maximize)
+    chunked(_adam_span, n, CHUNK, SERIAL_MAX, param, grad, exp_avg, exp_avg_sq,
+            max_exp_avg_sq if amsgrad else param[:0], t(weight_decay), t(decay), t(1.0 - beta1),
+            t(beta2), t(1.0 - beta2), t(eps), t(-step_size), t(bias_correction2_sqrt),
+            bool(amsgrad), bool(maximize))
 
 
 @helper
@@ -110,7 +106,11 @@ def _adamax_rows(p, g, m, u, wd, w1, b2, eps, nclr, maximize):
         p[i] = pv + nclr * mi / ui
 
 
-@kernel(parallel=True)
+@kernel
+def _adamax_span(p, g, m, u, wd, w1, b2, eps, nclr, maximize, lo, hi):
+    _adamax_rows(p[lo:hi], g[lo:hi], m[lo:hi], u[lo:hi], wd, w1, b2, eps, nclr, maximize)
+
+
 def adamax_step(param, grad, exp_avg, exp_inf, weight_decay, beta1, beta2, eps, clr, maximize):
     """One Adamax step: exp_avg = lerp(exp_avg, g, 1 - beta1); exp_inf = max(beta2 exp_inf,
     |g| + eps); param -= clr * exp_avg / exp_inf, with clr = lr / (1 - beta1^step).
@@ -121,19 +121,10 @@ def adamax_step(param, grad, exp_avg, exp_inf, weight_decay, beta1, beta2, eps, 
     Example:
         >>> adamax_step(p, g, m, u, 0.0, 0.9, 0.999, 1e-8, 0.02, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or exp_avg.shape[0] != n or exp_inf.shape[0] != n:
-        raise ValueError("adamax_step: grad or state length differs from param length")
+    n = check_state("adamax_step", param, grad, exp_avg, exp_inf)
     t = param.dtype.type
-    wd, w1, b2, ep, nclr = t(weight_decay), t(1.0 - beta1), t(beta2), t(eps), t(-clr)
-    if n <= SERIAL_MAX:
-        _adamax_rows(param, grad, exp_avg, exp_inf, wd, w1, b2, ep, nclr, maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _adamax_rows(param[lo:hi], grad[lo:hi], exp_avg[lo:hi], exp_inf[lo:hi], wd, w1, b2, ep,
-                     nclr, maximize)
+    chunked(_adamax_span, n, CHUNK, SERIAL_MAX, param, grad, exp_avg, exp_inf, t(weight_decay),
+            t(1.0 - beta1), t(beta2), t(eps), t(-clr), bool(maximize))
 
 
 @helper
@@ -150,7 +141,12 @@ def _nadam_rows(p, g, m, v, wd, decay, w1, b2, omb2, eps, bc2, cg, cm, maximize)
         p[i] = pv + cm * mi / denom
 
 
-@kernel(parallel=True)
+@kernel
+def _nadam_span(p, g, m, v, wd, dec, w1, b2, omb2, eps, bc2, cg, cm, maximize, lo, hi):
+    _nadam_rows(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], wd, dec, w1, b2, omb2, eps, bc2, cg, cm,
+                maximize)
+
+
 def nadam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, beta2, eps,
                bias_correction2, grad_coef, avg_coef, maximize):
     """One NAdam step: Adam's moments, then param += grad_coef * g / denom and
@@ -162,22 +158,11 @@ def nadam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, bet
     Example:
         >>> nadam_step(p, g, m, v, 0.0, 1.0, 0.9, 0.999, 1e-8, 0.001, -0.1, -0.2, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or exp_avg.shape[0] != n or exp_avg_sq.shape[0] != n:
-        raise ValueError("nadam_step: grad or state length differs from param length")
+    n = check_state("nadam_step", param, grad, exp_avg, exp_avg_sq)
     t = param.dtype.type
-    wd, dec, w1, b2, ep = t(weight_decay), t(decay), t(1.0 - beta1), t(beta2), t(eps)
-    omb2 = t(1.0 - beta2)
-    bc2, cg, cm = t(bias_correction2), t(grad_coef), t(avg_coef)
-    if n <= SERIAL_MAX:
-        _nadam_rows(param, grad, exp_avg, exp_avg_sq, wd, dec, w1, b2, omb2, ep, bc2, cg, cm,
-                    maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _nadam_rows(param[lo:hi], grad[lo:hi], exp_avg[lo:hi], exp_avg_sq[lo:hi], wd, dec, w1,
-                    b2, omb2, ep, bc2, cg, cm, maximize)
+    chunked(_nadam_span, n, CHUNK, SERIAL_MAX, param, grad, exp_avg, exp_avg_sq, t(weight_decay),
+            t(decay), t(1.0 - beta1), t(beta2), t(1.0 - beta2), t(eps), t(bias_correction2),
+            t(grad_coef), t(avg_coef), bool(maximize))
 
 
 @helper
@@ -195,7 +180,12 @@ def _radam_rows(p, g, m, v, wd, decay, w1, b2, omb2, eps, bc1, lr, bc2s, rect, m
         p[i] = pv - u
 
 
-@kernel(parallel=True)
+@kernel
+def _radam_span(p, g, m, v, wd, dec, w1, b2, omb2, eps, bc1, lr, bc2s, rect, maximize, lo, hi):
+    _radam_rows(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], wd, dec, w1, b2, omb2, eps, bc1, lr, bc2s,
+                rect, maximize)
+
+
 def radam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, beta2, eps,
                bias_correction1, lr, bias_correction2_sqrt, rect, maximize):
     """One RAdam step: Adam's moments, then param -= exp_avg / bias_correction1 * lr, times
@@ -205,19 +195,8 @@ def radam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, bet
     Example:
         >>> radam_step(p, g, m, v, 0.0, 1.0, 0.9, 0.999, 1e-8, 0.1, 1e-3, 0.0316, 0.0, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or exp_avg.shape[0] != n or exp_avg_sq.shape[0] != n:
-        raise ValueError("radam_step: grad or state length differs from param length")
+    n = check_state("radam_step", param, grad, exp_avg, exp_avg_sq)
     t = param.dtype.type
-    wd, dec, w1, b2, ep = t(weight_decay), t(decay), t(1.0 - beta1), t(beta2), t(eps)
-    omb2 = t(1.0 - beta2)
-    bc1, r_lr, bc2s, r = t(bias_correction1), t(lr), t(bias_correction2_sqrt), t(rect)
-    if n <= SERIAL_MAX:
-        _radam_rows(param, grad, exp_avg, exp_avg_sq, wd, dec, w1, b2, omb2, ep, bc1, r_lr, bc2s, r,
-                    maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _radam_rows(param[lo:hi], grad[lo:hi], exp_avg[lo:hi], exp_avg_sq[lo:hi], wd, dec, w1,
-                    b2, omb2, ep, bc1, r_lr, bc2s, r, maximize)
+    chunked(_radam_span, n, CHUNK, SERIAL_MAX, param, grad, exp_avg, exp_avg_sq, t(weight_decay),
+            t(decay), t(1.0 - beta1), t(beta2), t(1.0 - beta2), t(eps), t(bias_correction1), t(lr),
+            t(bias_correction2_sqrt), t(rect), bool(maximize))

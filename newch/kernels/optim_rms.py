@@ -8,8 +8,9 @@ multiply-add). g below is the gradient, negated when ``maximize``, plus
 """
 import numpy as np
 
-from .jit import helper, kernel, prange
-from .optim import CHUNK, SERIAL_MAX
+from .jit import helper, kernel
+from .optim import CHUNK, SERIAL_MAX, check_state
+from .tasks import chunked
 from .optim_adam import decayed, lerp
 
 __all__ = ["rmsprop_step", "adagrad_step", "adadelta_step"]
@@ -36,7 +37,15 @@ def _rmsprop_rows(p, g, v, ga, buf, wd, alpha, oma, eps, nlr, mom, use_mom, cent
             p[i] = pv + nlr * d / avg
 
 
-@kernel(parallel=True)
+@kernel
+def _rmsprop_span(p, g, v, ga, buf, wd, alpha, oma, eps, nlr, mom, use_mom, centered, maximize,
+                  lo, hi):
+    gs = ga[lo:hi] if centered else ga
+    bs = buf[lo:hi] if use_mom else buf
+    _rmsprop_rows(p[lo:hi], g[lo:hi], v[lo:hi], gs, bs, wd, alpha, oma, eps, nlr, mom, use_mom,
+                  centered, maximize)
+
+
 def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
                  weight_decay, momentum, centered, maximize):
     """One RMSprop step: square_avg = alpha square_avg + (1 - alpha) g g; avg = sqrt(square_avg
@@ -49,29 +58,15 @@ def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, 
     Example:
         >>> rmsprop_step(p, g, v, v[:0], v[:0], 0.01, 0.99, 1e-8, 0.0, 0.0, False, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or square_avg.shape[0] != n:
-        raise ValueError("rmsprop_step: grad or square_avg length differs from param length")
-    if centered and grad_avg.shape[0] != n:
-        raise ValueError("rmsprop_step: grad_avg length differs from param length")
-    if momentum > 0 and momentum_buffer.shape[0] != n:
-        raise ValueError("rmsprop_step: momentum_buffer length differs from param length")
-    t = param.dtype.type
-    wd, a, ep, nlr, mom = t(weight_decay), t(alpha), t(eps), t(-lr), t(momentum)
-    oma = t(1.0 - alpha)
     # NOTE: decided in float64 as PyTorch does (a tiny momentum may round to 0 in float32)
     use_mom = momentum > 0
-    if n <= SERIAL_MAX:
-        _rmsprop_rows(param, grad, square_avg, grad_avg, momentum_buffer, wd, a, oma, ep, nlr, mom,
-                      use_mom, centered, maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        ga = grad_avg[lo:hi] if centered else grad_avg
-        buf = momentum_buffer[lo:hi] if momentum > 0 else momentum_buffer
-        _rmsprop_rows(param[lo:hi], grad[lo:hi], square_avg[lo:hi], ga, buf, wd, a, oma, ep, nlr,
-                      mom, use_mom, centered, maximize)
+    n = check_state("rmsprop_step", param, grad, square_avg, *((grad_avg,) if centered else ()),
+                    *((momentum_buffer,) if use_mom else ()))
+    t = param.dtype.type
+    chunked(_rmsprop_span, n, CHUNK, SERIAL_MAX, param, grad, square_avg,
+            grad_avg if centered else param[:0], momentum_buffer if use_mom else param[:0],
+            t(weight_decay), t(alpha), t(1.0 - alpha), t(eps), t(-lr), t(momentum),
+            bool(use_mom), bool(centered), bool(maximize))
 
 
 @helper
@@ -84,7 +79,11 @@ def _adagrad_rows(p, g, s, wd, eps, nclr, maximize):
         p[i] = pv + nclr * d / (np.sqrt(si) + eps)
 
 
-@kernel(parallel=True)
+@kernel
+def _adagrad_span(p, g, s, wd, eps, nclr, maximize, lo, hi):
+    _adagrad_rows(p[lo:hi], g[lo:hi], s[lo:hi], wd, eps, nclr, maximize)
+
+
 def adagrad_step(param, grad, state_sum, weight_decay, eps, clr, maximize):
     """One Adagrad step: state_sum += g g; param -= clr g / (sqrt(state_sum) + eps), with
     clr = lr / (1 + (step - 1) lr_decay) from the optimizer.
@@ -92,18 +91,10 @@ def adagrad_step(param, grad, state_sum, weight_decay, eps, clr, maximize):
     Example:
         >>> adagrad_step(p, g, s, 0.0, 1e-10, 0.01, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or state_sum.shape[0] != n:
-        raise ValueError("adagrad_step: grad or sum length differs from param length")
+    n = check_state("adagrad_step", param, grad, state_sum)
     t = param.dtype.type
-    wd, ep, nclr = t(weight_decay), t(eps), t(-clr)
-    if n <= SERIAL_MAX:
-        _adagrad_rows(param, grad, state_sum, wd, ep, nclr, maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _adagrad_rows(param[lo:hi], grad[lo:hi], state_sum[lo:hi], wd, ep, nclr, maximize)
+    chunked(_adagrad_span, n, CHUNK, SERIAL_MAX, param, grad, state_sum, t(weight_decay), t(eps),
+            t(-clr), bool(maximize))
 
 
 @helper
@@ -118,7 +109,11 @@ def _adadelta_rows(p, g, v, acc, wd, rho, omr, eps, nlr, maximize):
         p[i] = pv + nlr * delta
 
 
-@kernel(parallel=True)
+@kernel
+def _adadelta_span(p, g, v, acc, wd, rho, omr, eps, nlr, maximize, lo, hi):
+    _adadelta_rows(p[lo:hi], g[lo:hi], v[lo:hi], acc[lo:hi], wd, rho, omr, eps, nlr, maximize)
+
+
 def adadelta_step(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay, maximize):
     """One Adadelta step: square_avg = rho square_avg + (1 - rho) g g; delta =
     sqrt(acc_delta + eps) / sqrt(square_avg + eps) g; acc_delta = rho acc_delta + (1 - rho)
@@ -127,17 +122,7 @@ def adadelta_step(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay
     Example:
         >>> adadelta_step(p, g, v, acc, 1.0, 0.9, 1e-6, 0.0, False)
     """
-    n = param.shape[0]
-    if grad.shape[0] != n or square_avg.shape[0] != n or acc_delta.shape[0] != n:
-        raise ValueError("adadelta_step: grad or state length differs from param length")
+    n = check_state("adadelta_step", param, grad, square_avg, acc_delta)
     t = param.dtype.type
-    wd, r, ep, nlr = t(weight_decay), t(rho), t(eps), t(-lr)
-    omr = t(1.0 - rho)
-    if n <= SERIAL_MAX:
-        _adadelta_rows(param, grad, square_avg, acc_delta, wd, r, omr, ep, nlr, maximize)
-        return
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        lo = c * CHUNK
-        hi = min(lo + CHUNK, n)
-        _adadelta_rows(param[lo:hi], grad[lo:hi], square_avg[lo:hi], acc_delta[lo:hi], wd, r, omr,
-                       ep, nlr, maximize)
+    chunked(_adadelta_span, n, CHUNK, SERIAL_MAX, param, grad, square_avg, acc_delta,
+            t(weight_decay), t(rho), t(1.0 - rho), t(eps), t(-lr), bool(maximize))

@@ -9,9 +9,10 @@ the thread count nor on the machine.
 
 The public functions are Python launchers. Each kernel is a template
 (``specialize``) instantiated per reduction code, so a program compiles only
-the codes it uses, and per loop kind: ``_range`` is bound to ``range`` for the
-serial instance (small inputs, no parallel code compiled) and to ``prange``
-for the parallel one. Both run the same tasks, so they give the same bits.
+the codes it uses, as a serial *task function* over task indexes [t0, t1):
+small inputs run all tasks in the calling thread, big ones run the same
+compiled code one task per ``prange`` iteration (``tasks.run``), so no
+parallel copy is compiled and both paths give the same bits.
 """
 import functools
 import math
@@ -19,8 +20,10 @@ import math
 import numpy as np
 
 from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGMAX
-from .jit import helper, prange
+from .elementwise import as_c
+from .jit import helper
 from .specialize import instance
+from .tasks import run
 
 __all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
 
@@ -182,28 +185,29 @@ def _lanes_body(x, center, out, o0, o1, i0, i1):
     # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
     lanes = np.full(LANES, x[o0, 0, 0] + np.int64(0))
     for o in range(o0, o1):
-        out[o, 0] = _sum_lanes(np.ascontiguousarray(x[o, :, 0]), lanes)
+        out[o, 0] = _sum_lanes(as_c(x[o, :, 0]), lanes)   # unit stride: checked by reduce_3d
 
 
-def _reduce_3d(x, center, out, ntask, per, ib, nib):
+def _reduce_3d(x, center, out, per, ib, nib, t0, t1):
     O, I = out.shape
-    for t in _range(ntask):  # noqa: F821
-        # NOTE: prange indices are uint64; int64 keeps one compiled tile_bounds for both paths.
-        o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+    for t in range(t0, t1):
+        o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
         _body(x, center, out, o0, o1, i0, i1)  # noqa: F821
 
 
 _KERNELS = {}
 
 
-def _kernel(template, code, parallel, tag="", **bound):
-    """The instance of ``template`` for reduction ``code``, serial or parallel."""
-    key = (template, code, parallel, tag)
+def _kernel(template, code, tag="", **bound):
+    """The (serial) instance of ``template`` for reduction ``code``.
+
+    Task functions (``tasks.run``): big inputs run the same compiled code on numba's
+    threads, one task per prange iteration.
+    """
+    key = (template, code, tag)
     k = _KERNELS.get(key)
     if k is None:
-        name = f"{code}{tag}_{'par' if parallel else 'ser'}"
-        k = _KERNELS[key] = instance(template, name, parallel=parallel, _CODE=code,
-                                     _range=prange if parallel else range, **bound)
+        k = _KERNELS[key] = instance(template, f"{code}{tag}", _CODE=code, **bound)
     return k
 
 
@@ -231,10 +235,10 @@ def reduce_3d(code, x, center, out):
         body, tag = _lanes_body, "_lanes"  # one contiguous row per output
     else:
         body, tag = None, ""
-    k = _KERNELS.get((_reduce_3d, code, par, tag))
+    k = _KERNELS.get((_reduce_3d, code, tag))
     if k is None:
-        k = _kernel(_reduce_3d, code, par, tag, _body=body or _kernel(_reduce_tile, code, False))
-    k(x, center, out, ntask, per, ib, nib)
+        k = _kernel(_reduce_3d, code, tag, _body=body or _kernel(_reduce_tile, code))
+    run(k, ntask, par, x, center, out, per, ib, nib)
 
 
 @helper
@@ -264,20 +268,21 @@ def _combine(code, partials, out):
         out[0] = acc
 
 
-def _reduce_all(x, center, partials, out):
+def _reduce_all(x, center, partials, out, combine, t0, t1):
+    """Blocks t0..t1-1 into their partials, then (``combine``) all partials into out[0]."""
     n = x.shape[0]
-    nb = partials.shape[0]
     c2 = center.reshape((1, 1))
     zero, one = np.int64(0), np.int64(1)
-    for b in _range(nb):  # noqa: F821
-        lo = np.int64(b) * BLOCK
+    for b in range(t0, t1):
+        lo = b * BLOCK
         blk = x[lo:min(n, lo + BLOCK)]
         if _CODE == SUM:  # noqa: F821
             partials[b] = _sum_lanes(blk, np.full(LANES, blk[0] + np.int64(0)))
         else:
             _tile(blk.reshape((1, -1, 1)), c2, partials[b:b + 1].reshape((1, 1)),  # noqa: F821
                   zero, one, zero, one)
-    _combine(_CODE, partials, out)  # noqa: F821
+    if combine:
+        _combine(_CODE, partials, out)  # noqa: F821
 
 
 def reduce_all(code, x, center, partials, out):
@@ -293,10 +298,15 @@ def reduce_all(code, x, center, partials, out):
         raise ValueError("reduce_all: x must be 1-D contiguous, partials reduce_blocks(n) long")
     partials = partials[:reduce_blocks(n)]
     par = n >= SERIAL_WORK
-    k = _KERNELS.get((_reduce_all, code, par, ""))
+    k = _KERNELS.get((_reduce_all, code, ""))
     if k is None:
-        k = _kernel(_reduce_all, code, par, _tile=_kernel(_reduce_tile, code, False))
-    k(x, center, partials, out)
+        k = _kernel(_reduce_all, code, _tile=_kernel(_reduce_tile, code))
+    nb = partials.shape[0]
+    # NOTE: the parallel path fills the partials on numba's threads, then combines them
+    # here with an empty block range: the same code and order as the serial call.
+    run(k, nb, par, x, center, partials, out, not par)
+    if par:
+        run(k, 0, False, x, center, partials, out, True)
 
 
 def _arg_tile(x, out_val, out_idx, o0, o1, i0, i1):
@@ -323,10 +333,10 @@ def _arg_tile(x, out_val, out_idx, o0, o1, i0, i1):
             out_idx[o, i] = at
 
 
-def _argreduce_3d(x, out_val, out_idx, ntask, per, ib, nib):
+def _argreduce_3d(x, out_val, out_idx, per, ib, nib, t0, t1):
     O, I = out_val.shape
-    for t in _range(ntask):  # noqa: F821
-        o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
+    for t in range(t0, t1):
+        o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
         _tile(x, out_val, out_idx, o0, o1, i0, i1)  # noqa: F821
 
 
@@ -342,7 +352,7 @@ def argreduce_3d(code, x, out_val, out_idx):
         return
     ntask, per, ib, nib = _plan(O, R, I)
     par = O * R * I >= SERIAL_WORK
-    k = _KERNELS.get((_argreduce_3d, code, par, ""))
+    k = _KERNELS.get((_argreduce_3d, code, ""))
     if k is None:
-        k = _kernel(_argreduce_3d, code, par, _tile=_kernel(_arg_tile, code, False))
-    k(x, out_val, out_idx, ntask, per, ib, nib)
+        k = _kernel(_argreduce_3d, code, _tile=_kernel(_arg_tile, code))
+    run(k, ntask, par, x, out_val, out_idx, per, ib, nib)

@@ -539,6 +539,7 @@ NOT_OPS = {
     "persistent": "memory model (newch only)",
     "release": "memory model (newch only)",
     "mem_stats": "memory model (newch only)",
+    "warmup": "fills the kernel cache (newch only; tests/warmup/test_warmup.py)",
     "NcError": "an exception class",
     "Tensor": "the class (its methods have rows)",
     "Size": "a tuple subclass (compared wherever shapes are)",

@@ -1,0 +1,104 @@
+"""Parallel launches of serial task functions (newch.kernels.tasks): same bits, any thread count."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
+from numba.core import types
+
+from newch.kernels import tasks
+from newch.kernels.jit import kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@kernel
+def _scaled_cumsum(x, scale, out, lo, hi):
+    """Task t: out[t] = scale * (x[0] + ... + x[t]) summed in order (each task on its own)."""
+    for t in range(lo, hi):
+        acc = 0.0
+        for i in range(t + 1):
+            acc += x[i]
+        out[t] = scale * acc
+
+
+def _expected(x, scale):
+    out = np.empty_like(x)
+    for t in range(x.shape[0]):
+        acc = 0.0
+        for i in range(t + 1):
+            acc += float(x[i])
+        out[t] = scale * acc
+    return out
+
+
+def test_run_serial_and_parallel_give_the_reference_bits():
+    x = np.random.default_rng(0).standard_normal(1000)
+    want = _expected(x, 0.5)
+    for parallel in (False, True):
+        out = np.full_like(x, np.nan)
+        tasks.run(_scaled_cumsum, x.shape[0], parallel, x, 0.5, out)
+        assert np.array_equal(out, want)
+
+
+def test_driver_chunks_cover_every_item_once_on_1_and_2_threads():
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 numba threads")
+    x = np.random.default_rng(1).standard_normal(777)
+    sig = tasks.signature((x, 2.0, x))
+    run = tasks.driver(_scaled_cumsum, sig, chunk=100)      # 7 full chunks and a tail of 77
+    assert tasks.driver(_scaled_cumsum, sig, chunk=100) is run
+    outs = []
+    for n in (1, 2):
+        numba.set_num_threads(n)
+        out = np.full_like(x, np.nan)
+        run(x.shape[0], x, 2.0, out)
+        outs.append(out)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(outs[0], _expected(x, 2.0))
+    assert np.array_equal(outs[0], outs[1])
+
+
+def test_signature_types_arguments_as_the_entry_points_expect():
+    c = np.zeros((2, 3), np.float32)
+    sig = tasks.signature((c, c.T, c[:, ::2], np.zeros(3, bool), 3, 2.5, True, np.float32(1)))
+    assert sig == (types.Array(types.float32, 2, "C"), types.Array(types.float32, 2, "A"),
+                   types.Array(types.float32, 2, "A"), types.Array(types.boolean, 1, "C"),
+                   types.int64, types.float64, types.boolean, types.float32)
+    ro = c.copy()
+    ro.flags.writeable = False
+    assert tasks.signature((ro,)) == (types.Array(types.float32, 2, "C"),)   # one compile for both
+    with pytest.raises(TypeError, match="tasks: no kernel argument type for str"):
+        tasks.signature(("x",))
+
+
+@pytest.mark.slow
+def test_parallel_launch_after_loading_from_the_disk_cache(tmp_path):
+    # The driver is cached without the task function's address (passed at run time): a
+    # second process loads both from the cache and must still find the right code.
+    code = textwrap.dedent("""
+        import numpy as np
+        from newch.kernels import elementwise as E, matmul as M, report
+        x = np.arange(100000, dtype=np.float32) / 7
+        o = np.empty_like(x)
+        E.unary("neg", x, o)
+        a = np.arange(200 * 300, dtype=np.float32).reshape(200, 300) / 1000
+        c = np.empty((200, 200), np.float32)
+        M.gemm(a, a.T, c, np.empty(M.gemm_scratch(200, 200, 300), np.float32))
+        assert np.array_equal(o, -x)
+        assert np.allclose(c, a.astype(np.float64) @ a.T.astype(np.float64), rtol=1e-5)
+        states = {r["state"] for r in report.records() if r["depth"] == 0}
+        print(sorted(states), o[-1], c.sum(dtype=np.float64))
+    """)
+    env = dict(os.environ, NEWCH_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=600) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first, second = (r.stdout.split() for r in runs)
+    assert first[0] == "['compiled']" and second[0] == "['hit']"
+    assert first[1:] == second[1:]
