@@ -54,92 +54,53 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def _chunk(N, C, OH, OW, geo, itemsize, budget=COL_BYTES):
-    """Samples unfolded at once: as many as fit in ``budget`` bytes, at least one."""
-    per = C * geo.kh * geo.kw * OH * OW * itemsize
-    return max(1, min(N, budget // max(per, 1)))
+def _geo_args(geo):
+    return (geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh, geo.dw)
 
 
-class _Products:
-    """The per-chunk matrix products with one scratch buffer sized for the largest."""
-
-    def __init__(self, dtype, shapes):
-        self.K = kernels()
-        n = max([self.K.bgemm_scratch(*s) for s in shapes] + [0])
-        self.scratch = empty((n,), dtype)
-
-    def __call__(self, a, b, out):
-        self.K.bgemm(a, b, out, self.scratch._a)
-
-
-def _per_group(a, G):
-    """(S, G*r, c) array -> list of S arrays (G, r, c): one batched product per sample."""
-    return [a[s].reshape(G, a.shape[1] // G, a.shape[2]) for s in range(a.shape[0])]
-
-
-def forward_arrays(x, w, geo, out):
-    """out (N, C_out, OH, OW) = convolution of x (N, C, H, W) with w (C_out, C/G, kh, kw)."""
-    N, C, H, W = x.shape
+def forward_arrays(x, w, geo, out, bias=None):
+    """out (N, C_out, OH, OW) = convolution of x (N, C, H, W) with w (C_out, C/G, kh, kw), plus
+    bias (C_out,) when given: one kernel launch over the whole batch."""
+    N, C = x.shape[:2]
     Co, G = w.shape[0], geo.groups
     OH, OW = out.shape[2], out.shape[3]
-    L, Kg = OH * OW, w.shape[1] * geo.kh * geo.kw
-    S = _chunk(N, C, OH, OW, geo, x.itemsize, COL_BYTES_FORWARD)
     K = kernels()
-    col = empty((S, C * geo.kh * geo.kw, L), D.from_numpy_dtype(x.dtype))
-    w3 = w.reshape(G, Co // G, Kg)
-    gemm = _Products(col.dtype, [(S, Co, L, Kg)] if G == 1 else [(G, Co // G, L, Kg)])
-    o3 = out.reshape(N, Co, L)
-    for n0 in range(0, N, S):
-        s = min(S, N - n0)
-        c = col._a[:s]
-        K.im2col(x[n0:n0 + s], c, *geo.args(), OH)
-        if G == 1:
-            gemm(np.broadcast_to(w3, (s, Co, Kg)), c, o3[n0:n0 + s])
-        else:
-            for ci, oi in zip(_per_group(c, G), _per_group(o3[n0:n0 + s], G)):
-                gemm(w3, ci, oi)
-    del col
+    nslot, lay, colsz, total, par = K.conv_forward_plan(x.shape, w.shape, G, OH, OW, x.itemsize)
+    dt = D.from_numpy_dtype(x.dtype)
+    scratch = empty((total,), dt)
+    b = bias if bias is not None else out.reshape(-1)[:1]
+    K.conv_forward(x, w.reshape(G, Co // G, -1), b, out.reshape(N, Co, OH * OW), scratch._a,
+                   _geo_args(geo), OH, nslot, lay, colsz, bias is not None, par)
+    del scratch
 
 
 def backward_arrays(x, w, g, geo, dx, dw):
-    """Input gradient into dx and/or weight gradient into dw (either may be None).
+    """Input gradient into dx and/or weight gradient into dw (either may be None): one kernel
+    launch over the whole batch.
 
     x (N, C, H, W) is needed for dw, w for dx; g (N, C_out, OH, OW) C-contiguous.
     """
     N, Co, OH, OW = g.shape
-    C, H, W = dx.shape[1:] if dx is not None else x.shape[1:]
+    xs = dx.shape if dx is not None else x.shape
+    ws = dw.shape if dw is not None else w.shape
     G = geo.groups
-    L, Kg, Cg = OH * OW, (C // G) * geo.kh * geo.kw, Co // G
-    S = _chunk(N, C, OH, OW, geo, g.itemsize)
     K = kernels()
+    nslot, lw, lx, colsz, wsz, total, par = K.conv_backward_plan(xs, ws, G, OH, OW, g.itemsize)
     dt = D.from_numpy_dtype(g.dtype)
-    col = empty((S, C * geo.kh * geo.kw, L), dt)
-    parts = empty((S, Co * Kg), dt) if dw is not None else None
-    shapes = [(S, Co, Kg, L), (S, G * Kg, L, Cg)] if G == 1 else [(G, Cg, Kg, L), (G, Kg, L, Cg)]
-    gemm = _Products(dt, shapes)
-    g3 = g.reshape(N, Co, L)
-    wt = w.reshape(G, Cg, Kg).transpose(0, 2, 1) if dx is not None else None
-    for n0 in range(0, N, S):
-        s = min(S, N - n0)
-        c, gs = col._a[:s], g3[n0:n0 + s]
-        if dw is not None:
-            K.im2col(x[n0:n0 + s], c, *geo.args(), OH)
-            p = parts._a[:s]
-            if G == 1:
-                gemm(gs, c.transpose(0, 2, 1), p.reshape(s, Co, Kg))
-            else:
-                for i in range(s):
-                    gemm(gs[i].reshape(G, Cg, L), c[i].reshape(G, Kg, L).transpose(0, 2, 1),
-                         p[i].reshape(G, Cg, Kg))
-            K.fold_sum(p, dw.reshape(-1), n0 > 0)
-        if dx is not None:
-            if G == 1:
-                gemm(np.broadcast_to(wt[0], (s, Kg, Co)), gs, c)
-            else:
-                for i in range(s):
-                    gemm(wt, gs[i].reshape(G, Cg, L), c[i].reshape(G, Kg, L))
-            K.col2im(c, dx[n0:n0 + s], *geo.args(), OH)
-    del col, parts
+    scratch = empty((total,), dt)
+    Kg = ws[1] * ws[2] * ws[3]
+    if dx is not None:
+        wt = empty((G, Kg, Co // G), dt)
+        wt._a[...] = w.reshape(G, Co // G, Kg).transpose(0, 2, 1)
+        wta = wt._a
+    else:
+        wt, wta = None, scratch._a[:0].reshape(G, 0, 0)   # NOTE: the kernel reads G from it
+    empty4 = g.reshape(-1)[:0].reshape(0, 1, 1, 1)
+    K.conv_backward(x if dw is not None else empty4, wta, g.reshape(N, Co, OH * OW),
+                    dx if dx is not None else empty4,
+                    dw.reshape(-1) if dw is not None else g.reshape(-1)[:0], scratch._a,
+                    _geo_args(geo), OH, nslot, lw, lx, colsz, wsz, par)
+    del scratch, wt
 
 
 def conv2d_core(op, input, weight, bias, geo):
@@ -152,12 +113,13 @@ def conv2d_core(op, input, weight, bias, geo):
                          f"smaller than the dilated kernel ({geo.dh * (geo.kh - 1) + 1}, "
                          f"{geo.dw * (geo.kw - 1) + 1})")
     out = empty((N, w.shape[0], OH, OW), input.dtype)
-    if out._a.size:
-        if C * geo.kh * geo.kw == 0 or N == 0:
-            out._a[...] = 0
-        else:
-            forward_arrays(_contiguous(x), _contiguous(w), geo, out._a)
-    if bias is not None:
+    fused = out._a.size and C * geo.kh * geo.kw and N     # the bias is added by the kernel
+    if not fused:
+        out._a[...] = 0
+    else:
+        forward_arrays(_contiguous(x), _contiguous(w), geo, out._a,
+                       _contiguous(data(bias, op)) if bias is not None else None)
+    if bias is not None and not fused:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
     if needs_grad(input, weight, bias):
         _record_conv(out, input, weight, bias, geo)

@@ -1,7 +1,8 @@
 """Numpy twins of ``kernels/conv.py``: same names, same signatures, obvious loops over (i, j)."""
 import numpy as np
 
-__all__ = ["im2col", "col2im", "fold_sum", "channel_sum"]
+__all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
+           "conv_forward_plan", "conv_backward_plan"]
 
 
 def _taps(n_in, n_out, k, s, p, d):
@@ -50,3 +51,55 @@ def fold_sum(parts, out, accumulate):
 def channel_sum(g, out):
     """out[c] = sum over n, i of g[n, c, i], summed in float64."""
     out[...] = g.astype(np.float64).sum(axis=2).sum(axis=0)
+
+
+_LAY = (1, 1, 1, 0, 0, 0)
+
+
+def conv_forward_plan(x_shape, w_shape, G, OH, OW, itemsize):
+    """(nslot, lay, colsz, scratch elements, par): the twin needs no scratch."""
+    return min(x_shape[0], 8), _LAY, 0, 0, False
+
+
+def conv_backward_plan(x_shape, w_shape, G, OH, OW, itemsize):
+    """(nslot, lw, lx, colsz, wsz, scratch elements, par): the twin needs no scratch."""
+    return min(x_shape[0], 8), _LAY, _LAY, 0, 0, 0, False
+
+
+def _columns(x, geo, OH, L):
+    S, C = x.shape[:2]
+    col = np.empty((S, C * geo[0] * geo[1], L), x.dtype)
+    im2col(x, col, *geo, OH)
+    return col
+
+
+def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
+    """out[n] = w (G, C_out/G, K) @ columns of x[n] (+ bias): one matrix product per sample."""
+    N, L = x.shape[0], out.shape[2]
+    G, Cg, Kg = w3.shape
+    col = _columns(x, geo, OH, L).reshape(N, G, Kg, L)
+    out[...] = np.matmul(w3[None], col).reshape(out.shape)
+    if has_bias:
+        out += bias[None, :, None]
+
+
+def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz, par):
+    """Input gradient into dx, weight gradient into dwf (runs of samples summed in order)."""
+    N, Co, L = g.shape
+    G = wt.shape[0]
+    if dx.shape[0]:
+        C = dx.shape[1]
+        Kg = C // G * geo[0] * geo[1]
+        gg = g.reshape(N, G, Co // G, L)
+        col = np.matmul(wt[None], gg).reshape(N, C * geo[0] * geo[1], L)
+        col2im(col, dx, *geo, OH)
+    if x.shape[0]:
+        C = x.shape[1]
+        Kg = C // G * geo[0] * geo[1]
+        col = _columns(x, geo, OH, L).reshape(N, G, Kg, L)
+        parts = np.matmul(g.reshape(N, G, Co // G, L), col.transpose(0, 1, 3, 2)).reshape(N, -1)
+        runs = [parts[s * N // nslot:(s + 1) * N // nslot].sum(axis=0) for s in range(nslot)]
+        acc = runs[0]
+        for r in runs[1:]:
+            acc = acc + r
+        dwf[...] = acc
