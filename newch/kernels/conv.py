@@ -16,6 +16,8 @@ of the output and adds the contributions into it in the fixed order (i, j, oh,
 ow) whatever the thread count. Small problems run serially, same bits.
 fold_sum and channel_sum are serial (memory bound, cheap to compile).
 """
+import functools
+
 import numpy as np
 
 from .jit import helper, kernel, prange
@@ -23,7 +25,8 @@ from .matmul import _gemm
 from .specialize import instance
 
 __all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
-           "conv_forward_plan", "conv_backward_plan"]
+           "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
+           "depthwise_weight_grad"]
 
 SERIAL_MAX = 65536     # at or below this many moved elements: no thread launch
 
@@ -203,6 +206,13 @@ def channel_sum(g, out):
 _gemm_serial = instance(_gemm, "ser", parallel=False, _range=range)
 
 
+def _pick(template, par):
+    """The parallel (``prange``) or serial (``range``) instance of a loop template."""
+    return instance(template, "par" if par else "ser", parallel=par, _range=prange if par else range)
+# NOTE: every call passes its two factors as 'A' arrays (``.transpose(0, 1, 2)``): one compiled
+# GEMM for all of the passes, not one per combination of layouts.
+
+
 @helper
 def _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """col (C*kh*kw*OH*OW,) = the columns of sample n of x (N, C, H, W)."""
@@ -225,7 +235,8 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
     for n in range(s * N // nslot, (s + 1) * N // nslot):
         _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, L // OH)
         o = out[n]
-        _gemm_serial(w3, col.reshape(G, Kg, L), o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
+        _gemm_serial(w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
+                     o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
         if has_bias:
             for c in range(Co):
                 b = bias[c]
@@ -233,21 +244,23 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
                     o[c, t] += b
 
 
-@kernel(parallel=True)
+def _conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias):
+    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
+    for s in _range(nslot):  # noqa: F821
+        _forward_run(x, w3, bias, out, scratch, np.int64(s), nslot, geo, OH, lay, colsz, has_bias)
+
+
 def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
     """out[n] (C_out, OH*OW) = w (G, C_out/G, C/G*kh*kw) @ columns of x[n], plus bias[c] if has_bias.
 
     x (N, C, H, W), out (N, C_out, OH*OW) C-contiguous; geo = (kh, kw, sh, sw, ph, pw, dh, dw);
     lay = (tm, tn, ntask, wstart, wsize, gsz): the serial GEMM's layout and scratch elements for
     (G, C_out/G, OH*OW, C/G*kh*kw); scratch holds nslot slots of colsz + gsz elements.
-    ``par``: one ``prange`` iteration per run of samples, else a serial loop (same bits).
+    ``par``: one ``prange`` iteration per run of samples, else a serial loop (same bits; each
+    compiled when first used).
     """
-    if par:
-        for s in prange(nslot):
-            _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias)
-    else:
-        for s in range(nslot):
-            _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias)
+    k = _pick(_conv_forward, par)
+    k(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias)
 
 
 @helper
@@ -272,35 +285,24 @@ def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
         if need_dw:
             _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
             dst = (acc if n == n0 else part)[:G * Cg * Kg]
-            _gemm_serial(gn, col.reshape(G, Kg, L).transpose(0, 2, 1), dst.reshape(G, Cg, Kg), gs,
+            _gemm_serial(gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
+                         dst.reshape(G, Cg, Kg), gs,
                          lw[0], lw[1], lw[2], lw[3], lw[4])
             if n > n0:
                 for t in range(G * Cg * Kg):
                     acc[t] = acc[t] + part[t]
         if need_dx:
-            _gemm_serial(wt, gn, col.reshape(G, Kg, L), gs, lx[0], lx[1], lx[2], lx[3], lx[4])
+            _gemm_serial(wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
+                         lx[0], lx[1], lx[2], lx[3], lx[4])
             dxf = dx[n].reshape(C * H * W)
             for c in range(C):
                 _fold_plane(col, dxf, (1, C, H, W), L, c, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
-@kernel(parallel=True)
-def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz, par):
-    """Input gradient into dx (N, C, H, W) and weight gradient into dwf (G*C_out/G*C/G*kh*kw,).
-
-    x (N, C, H, W) is read for the weight gradient, wt (G, C/G*kh*kw, C_out/G) (the weight,
-    transposed per group) for the input gradient; pass a batch-0 x or dx to skip that gradient.
-    g (N, C_out, OH*OW) C-contiguous. lw, lx: the serial GEMM layouts of
-    (G, C_out/G, C/G*kh*kw, OH*OW) and (G, C/G*kh*kw, OH*OW, C_out/G), as in ``conv_forward``.
-    Each run of samples sums its products in sample order; the runs' sums are then added in run
-    order, serially: the bits depend on the shapes (nslot) only.
-    """
-    if par:
-        for s in prange(nslot):
-            _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz)
-    else:
-        for s in range(nslot):
-            _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz)
+def _conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz):
+    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
+    for s in _range(nslot):  # noqa: F821
+        _backward_run(x, wt, g, dx, scratch, np.int64(s), nslot, geo, OH, lw, lx, colsz, wsz)
     if x.shape[0] > 0:
         gsz = max(lw[5], lx[5])
         step = colsz + gsz + 2 * wsz
@@ -311,6 +313,19 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
             for t in range(dwf.shape[0]):
                 dwf[t] = dwf[t] + scratch[a + t]
 
+
+def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz, par):
+    """Input gradient into dx (N, C, H, W) and weight gradient into dwf (G*C_out/G*C/G*kh*kw,).
+
+    x (N, C, H, W) is read for the weight gradient, wt (G, C/G*kh*kw, C_out/G) (the weight,
+    transposed per group) for the input gradient; pass a batch-0 x or dx to skip that gradient.
+    g (N, C_out, OH*OW) C-contiguous. lw, lx: the serial GEMM layouts of
+    (G, C_out/G, C/G*kh*kw, OH*OW) and (G, C/G*kh*kw, OH*OW, C_out/G), as in ``conv_forward``.
+    Each run of samples sums its products in sample order; the runs' sums are then added in run
+    order, serially: the bits depend on the shapes (nslot) only.
+    """
+    k = _pick(_conv_backward, par)
+    k(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz)
 
 SLOTS = 8               # at most this many runs of samples per pass (a power of two)
 SLOT_BYTES = 6 << 20    # scratch budget of all slots together (fewer slots when exceeded)
@@ -342,6 +357,7 @@ def _gemm_layout(B, M, N, K, itemsize):
     return tm, tn, 1, wstart, wsize, wstart + wsize + 16
 
 
+@functools.lru_cache(maxsize=512)
 def conv_forward_plan(x_shape, w_shape, G, OH, OW, itemsize):
     """(nslot, lay, colsz, scratch elements, par) of ``conv_forward`` for these shapes."""
     N, C = x_shape[0], x_shape[1]
@@ -354,6 +370,7 @@ def conv_forward_plan(x_shape, w_shape, G, OH, OW, itemsize):
     return nslot, lay[:5] + (gsz,), colsz, nslot * (colsz + gsz), N * Co * L * Kg >= PAR_WORK
 
 
+@functools.lru_cache(maxsize=512)
 def conv_backward_plan(x_shape, w_shape, G, OH, OW, itemsize):
     """(nslot, lw, lx, colsz, wsz, scratch elements, par) of ``conv_backward``; x_shape is the
     input's (or the input gradient's) shape."""
@@ -367,3 +384,140 @@ def conv_backward_plan(x_shape, w_shape, G, OH, OW, itemsize):
     per = colsz + max(lw[5], lx[5]) + 2 * wsz
     nslot = _slots(N, per, itemsize)
     return nslot, lw, lx, colsz, wsz, nslot * per, N * Co * L * Kg >= PAR_WORK
+
+
+# ---------------------------------------------------------------- depthwise (C/G == 1)
+# Each output channel o reads one input channel, o // m (m = C_out / C): a direct loop over the
+# taps beats a matrix product of one row. One launch over the batch x channels planes.
+
+@helper
+def _dw_plane(x, w, out, n, o, m, geo, acc_into):
+    """acc_into[oh, ow] += the taps of w[o] over x[n, o // m] in order (i, j), rows unsigned."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    H, W = x.shape[2], x.shape[3]
+    OH, OW = out.shape[2], out.shape[3]
+    xp, dst = x[n, o // m], acc_into
+    for i in range(kh):
+        for j in range(kw):
+            wv = w[o, i * kw + j]
+            off = j * dw - pw
+            lo, hi = _ow_range(OW, W, sw, off)
+            for oh in range(OH):
+                h = oh * sh - ph + i * dh
+                if h < 0 or h >= H:
+                    continue
+                row, drow = xp[h], dst[oh]
+                for t in range(lo, hi):
+                    drow[t] += wv * row[t * sw + off]
+
+
+@helper
+def _dw_forward_plane(x, w, bias, out, p, geo, has_bias):
+    Co = out.shape[1]
+    n, o = p // Co, p % Co
+    dst = out[n, o]
+    for oh in range(dst.shape[0]):
+        for ow in range(dst.shape[1]):
+            dst[oh, ow] = 0
+    _dw_plane(x, w, out, n, o, Co // x.shape[1], geo, dst)
+    if has_bias:
+        b = bias[o]
+        for oh in range(dst.shape[0]):
+            for ow in range(dst.shape[1]):
+                dst[oh, ow] += b
+
+
+def _depthwise_forward(x, w, bias, out, geo, has_bias):
+    """Template of ``depthwise_forward`` (``_range``: ``prange`` or ``range``)."""
+    for p in _range(out.shape[0] * out.shape[1]):  # noqa: F821
+        _dw_forward_plane(x, w, bias, out, np.int64(p), geo, has_bias)
+
+
+def depthwise_forward(x, w, bias, out, geo, has_bias, par):
+    """out[n, o] = sum over taps (i, j) in order of w[o, i*kw+j] * x[n, o // m] shifted (+ bias[o]).
+
+    x (N, C, H, W), w (C_out, kh*kw), out (N, C_out, OH, OW) C-contiguous, C_out = m*C;
+    geo = (kh, kw, sh, sw, ph, pw, dh, dw). One ``prange`` iteration per (n, o) plane.
+    """
+    k = _pick(_depthwise_forward, par)
+    k(x, w, bias, out, geo, has_bias)
+
+
+@helper
+def _dw_input_plane(w, g, dx, p, geo):
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
+    OH, OW = g.shape[2], g.shape[3]
+    n, c = p // C, p % C
+    m = g.shape[1] // C
+    dst = dx[n, c]
+    for h in range(H):
+        for x_ in range(W):
+            dst[h, x_] = 0
+    for o in range(c * m, (c + 1) * m):
+        src = g[n, o]
+        for i in range(kh):
+            for j in range(kw):
+                wv = w[o, i * kw + j]
+                off = j * dw - pw
+                lo, hi = _ow_range(OW, W, sw, off)
+                for oh in range(OH):
+                    h = oh * sh - ph + i * dh
+                    if h < 0 or h >= H:
+                        continue
+                    row, srow = dst[h], src[oh]
+                    for t in range(lo, hi):
+                        row[t * sw + off] += wv * srow[t]
+
+
+def _depthwise_input_grad(w, g, dx, geo):
+    """Template of ``depthwise_input_grad`` (``_range``: ``prange`` or ``range``)."""
+    for p in _range(dx.shape[0] * dx.shape[1]):  # noqa: F821
+        _dw_input_plane(w, g, dx, np.int64(p), geo)
+
+
+def depthwise_input_grad(w, g, dx, geo, par):
+    """dx[n, c] = the adjoint of ``depthwise_forward``: out channels c*m.., taps in order.
+
+    w (C_out, kh*kw), g (N, C_out, OH, OW), dx (N, C, H, W) overwritten. One iteration per plane.
+    """
+    k = _pick(_depthwise_input_grad, par)
+    k(w, g, dx, geo)
+
+
+@helper
+def _dw_weight_row(x, g, dw_, o, geo):
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    N, C, H, W = x.shape
+    OH, OW = g.shape[2], g.shape[3]
+    m = g.shape[1] // C
+    for i in range(kh):
+        for j in range(kw):
+            off = j * dw - pw
+            lo, hi = _ow_range(OW, W, sw, off)
+            acc = 0.0
+            for n in range(N):
+                xp, gp = x[n, o // m], g[n, o]
+                for oh in range(OH):
+                    h = oh * sh - ph + i * dh
+                    if h < 0 or h >= H:
+                        continue
+                    row, grow = xp[h], gp[oh]
+                    for t in range(lo, hi):
+                        acc += np.float64(grow[t]) * np.float64(row[t * sw + off])
+            dw_[o, i * kw + j] = acc
+
+
+def _depthwise_weight_grad(x, g, dw_, geo):
+    """Template of ``depthwise_weight_grad`` (``_range``: ``prange`` or ``range``)."""
+    for o in _range(dw_.shape[0]):  # noqa: F821
+        _dw_weight_row(x, g, dw_, np.int64(o), geo)
+
+
+def depthwise_weight_grad(x, g, dw_, geo, par):
+    """dw[o, i*kw+j] = sum over n, oh, ow in order of g[n, o, oh, ow] * x[n, o // m, ...] (float64 sum).
+
+    x (N, C, H, W), g (N, C_out, OH, OW), dw_ (C_out, kh*kw). One iteration per output channel.
+    """
+    k = _pick(_depthwise_weight_grad, par)
+    k(x, g, dw_, geo)

@@ -1,15 +1,18 @@
 """2-D convolution and its transpose: forward, input gradient, weight gradient.
 
-Each is a matrix product per sample through the blocked ``bgemm`` kernel on
-columns unfolded by ``im2col``: out[s] (C_out, OH*OW) = W (C_out, C*kh*kw) @
-col[s]. Only a chunk of samples is unfolded at a time, into arena scratch of
-about ``COL_BYTES``, so no whole-batch column buffer exists (batch 64 of the
-MNIST Net's second convolution would need 42 MiB). Groups run as a batch of
-per-group products.
+Each pass is one kernel launch over the whole batch (``kernels/conv.py``):
+the batch is cut into a few runs of samples (a number fixed by the shapes),
+each run unfolds one sample at a time into its own arena scratch slot and
+multiplies it with the serial blocked GEMM, out[n] (C_out, OH*OW) = W
+(C_out, C*kh*kw) @ col[n]. No whole-batch column buffer exists (batch 64 of
+the MNIST Net's second convolution would need 42 MiB). Groups run as a batch
+of per-group products; depthwise convolutions (one input channel per group)
+take a direct loop over the taps instead. The bias is added in the forward
+kernel.
 
-The weight gradient is a sum over the batch: each sample's product lands in a
-partial, and the partials are added in sample order (``fold_sum``), so the bits
-depend on the shapes only, not on the chunking or the thread count.
+The weight gradient is a sum over the batch: each run adds its per-sample
+products in sample order, then the runs' sums are added in run order, so the
+bits depend on the shapes only, not on the thread count.
 
 What the graph keeps: the input (for the weight gradient) and the weight (for
 the input gradient), each only when the other needs a gradient.
@@ -23,11 +26,7 @@ from .alloc import data, empty, kernels
 from .pointwise import launch_binary
 from .record import needs_grad, pack, record
 
-# Target size of one chunk of unfolded columns (the matrix kernel packs a copy of the same
-# size). Forward can take more (fewer kernel launches): the backward of a layer also holds the
-# output gradient and the input gradient, so its chunks are smaller.
-COL_BYTES = 1 << 21
-COL_BYTES_FORWARD = 1 << 22
+DEPTHWISE_PAR = 1 << 18    # multiply-adds of a depthwise pass at or above which it runs in parallel
 
 
 class Geometry:
@@ -65,6 +64,11 @@ def forward_arrays(x, w, geo, out, bias=None):
     Co, G = w.shape[0], geo.groups
     OH, OW = out.shape[2], out.shape[3]
     K = kernels()
+    if w.shape[1] == 1 and G == C:     # depthwise: a direct loop, one launch over N x C_out planes
+        b = bias if bias is not None else out.reshape(-1)[:1]
+        K.depthwise_forward(x, w.reshape(Co, -1), b, out, _geo_args(geo), bias is not None,
+                            out.size * geo.kh * geo.kw >= DEPTHWISE_PAR)
+        return
     nslot, lay, colsz, total, par = K.conv_forward_plan(x.shape, w.shape, G, OH, OW, x.itemsize)
     dt = D.from_numpy_dtype(x.dtype)
     scratch = empty((total,), dt)
@@ -85,6 +89,13 @@ def backward_arrays(x, w, g, geo, dx, dw):
     ws = dw.shape if dw is not None else w.shape
     G = geo.groups
     K = kernels()
+    if ws[1] == 1 and G == xs[1]:
+        par = g.size * geo.kh * geo.kw >= DEPTHWISE_PAR
+        if dx is not None:
+            K.depthwise_input_grad(w.reshape(Co, -1), g, dx, _geo_args(geo), par)
+        if dw is not None:
+            K.depthwise_weight_grad(x, g, dw.reshape(Co, -1), _geo_args(geo), par)
+        return
     nslot, lw, lx, colsz, wsz, total, par = K.conv_backward_plan(xs, ws, G, OH, OW, g.itemsize)
     dt = D.from_numpy_dtype(g.dtype)
     scratch = empty((total,), dt)

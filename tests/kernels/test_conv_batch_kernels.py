@@ -112,6 +112,8 @@ def det_outputs():
     res = []
     for geo in GEOMS:
         res += [a.tobytes() for a in _run(J, geo, np.float32)[:3]]
+    for geo in DW_GEOMS:
+        res += [a.tobytes() for a in _dw_run(J, geo, np.float32, True)[:3]]
     return res
 
 
@@ -125,3 +127,52 @@ def test_determinism_subprocess_1_3_4_threads():
     res = run_1_3_4_threads("test_conv_batch_kernels")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("SAME"), res.stdout
+
+
+DW_GEOMS = [  # (N, C, m, H, W, kh, kw, sh, sw, ph, pw, dh, dw)
+    (2, 3, 1, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1),
+    (3, 2, 2, 9, 8, 3, 2, 2, 1, 1, 2, 1, 2),       # multiplier 2, stride, dilation
+    (4, 16, 1, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1),    # parallel path
+]
+
+
+def _dw_run(mod, geo, dt, par):
+    N, C, m, H, W, kh, kw, *rest = geo
+    g8 = (kh, kw) + tuple(rest)
+    OH, OW = _out(H, W, *g8)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((N, C, H, W)).astype(dt)
+    w = rng.standard_normal((C * m, 1, kh, kw)).astype(dt)
+    b = rng.standard_normal(C * m).astype(dt)
+    out = np.full((N, C * m, OH, OW), np.nan, dt)
+    mod.depthwise_forward(x, w.reshape(C * m, -1), b, out, g8, True, par)
+    g = rng.standard_normal(out.shape).astype(dt)
+    dx, dw = np.full_like(x, np.nan), np.full((C * m, kh * kw), np.nan, dt)
+    mod.depthwise_input_grad(w.reshape(C * m, -1), g, dx, g8, par)
+    mod.depthwise_weight_grad(x, g, dw, g8, par)
+    return out, dx, dw.reshape(w.shape), (x, w, b, g, g8, OH, OW, C)
+
+
+@pytest.mark.parametrize("geo", DW_GEOMS)
+def test_depthwise_matches_definition_ref_and_general_path(geo):
+    out, dx, dw, (x, w, b, g, g8, OH, OW, C) = _dw_run(J, geo, np.float64, True)
+    np.testing.assert_allclose(out, _direct(x, w, b, g8, OH, OW, C), rtol=1e-12, atol=1e-12)
+    r = _dw_run(R, geo, np.float64, False)
+    for u, v in zip((out, dx, dw), r[:3]):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    # the whole-batch GEMM path with groups=C computes the same gradients
+    N, Co = x.shape[0], w.shape[0]
+    nslot, lw, lx, colsz, wsz, total, p = J.conv_backward_plan(x.shape, w.shape, C, OH, OW, 8)
+    gdx, gdw = np.empty_like(x), np.empty(w.size)
+    J.conv_backward(x, np.ascontiguousarray(w.reshape(C, Co // C, -1).transpose(0, 2, 1)),
+                    g.reshape(N, Co, -1), gdx, gdw, np.empty(total), g8, OH, nslot, lw, lx, colsz,
+                    wsz, p)
+    np.testing.assert_allclose(dx, gdx, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dw, gdw.reshape(w.shape), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("geo", DW_GEOMS)
+def test_depthwise_serial_and_parallel_give_the_same_bits(geo):
+    a, b = _dw_run(J, geo, np.float32, False), _dw_run(J, geo, np.float32, True)
+    for u, v in zip(a[:3], b[:3]):
+        assert u.tobytes() == v.tobytes()

@@ -2,7 +2,8 @@
 import numpy as np
 
 __all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
-           "conv_forward_plan", "conv_backward_plan"]
+           "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
+           "depthwise_weight_grad"]
 
 
 def _taps(n_in, n_out, k, s, p, d):
@@ -103,3 +104,42 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
         for r in runs[1:]:
             acc = acc + r
         dwf[...] = acc
+
+
+def _dw_taps(x_shape, g_shape, geo):
+    """(i, j, output rows, input rows, output cols, input cols) of every tap."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    H, W, OH, OW = x_shape[2], x_shape[3], g_shape[2], g_shape[3]
+    for i, (oh, h) in enumerate(_taps(H, OH, kh, sh, ph, dh)):
+        for j, (ow, w) in enumerate(_taps(W, OW, kw, sw, pw, dw)):
+            yield i, j, oh[:, None], h[:, None], ow[None, :], w[None, :]
+
+
+def depthwise_forward(x, w, bias, out, geo, has_bias, par):
+    """out[n, o] = sum of taps of w[o] over x[n, o // m] (+ bias[o])."""
+    m = out.shape[1] // x.shape[1]
+    xs = np.repeat(x, m, axis=1)
+    out[...] = 0
+    for i, j, oh, h, ow, wc in _dw_taps(x.shape, out.shape, geo):
+        out[:, :, oh, ow] += w[None, :, i * geo[1] + j, None, None] * xs[:, :, h, wc]
+    if has_bias:
+        out += bias[None, :, None, None]
+
+
+def depthwise_input_grad(w, g, dx, geo, par):
+    """dx = the adjoint of depthwise_forward applied to g."""
+    N, C = dx.shape[:2]
+    m = g.shape[1] // C
+    acc = np.zeros((N, C * m) + dx.shape[2:], dx.dtype)
+    for i, j, oh, h, ow, wc in _dw_taps(dx.shape, g.shape, geo):
+        np.add.at(acc, (slice(None), slice(None), h, wc),
+                  w[None, :, i * geo[1] + j, None, None] * g[:, :, oh, ow])
+    dx[...] = acc.reshape(N, C, m, *dx.shape[2:]).sum(axis=2)
+
+
+def depthwise_weight_grad(x, g, dw_, geo, par):
+    """dw[o, tap] = sum over n, positions of g[n, o] * x[n, o // m] shifted (float64)."""
+    m = g.shape[1] // x.shape[1]
+    xs = np.repeat(x, m, axis=1).astype(np.float64)
+    for i, j, oh, h, ow, wc in _dw_taps(x.shape, g.shape, geo):
+        dw_[:, i * geo[1] + j] = (g[:, :, oh, ow].astype(np.float64) * xs[:, :, h, wc]).sum(axis=(0, 2, 3))
