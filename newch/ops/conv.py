@@ -64,7 +64,7 @@ def forward_arrays(x, w, geo, out, bias=None):
     Co, G = w.shape[0], geo.groups
     OH, OW = out.shape[2], out.shape[3]
     K = kernels()
-    if w.shape[1] == 1 and G == C:     # depthwise: a direct loop, one launch over N x C_out planes
+    if w.shape[1] == 1 and G == C > 1:     # depthwise: a direct loop, one launch over N x C_out planes
         b = bias if bias is not None else out.reshape(-1)[:1]
         K.depthwise_forward(x, w.reshape(Co, -1), b, out, _geo_args(geo), bias is not None,
                             out.size * geo.kh * geo.kw >= DEPTHWISE_PAR)
@@ -89,7 +89,7 @@ def backward_arrays(x, w, g, geo, dx, dw):
     ws = dw.shape if dw is not None else w.shape
     G = geo.groups
     K = kernels()
-    if ws[1] == 1 and G == xs[1]:
+    if ws[1] == 1 and G == xs[1] > 1:
         par = g.size * geo.kh * geo.kw >= DEPTHWISE_PAR
         if dx is not None:
             K.depthwise_input_grad(w.reshape(Co, -1), g, dx, _geo_args(geo), par)
