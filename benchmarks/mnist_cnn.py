@@ -1,6 +1,6 @@
 """The MNIST CNN training step (pytorch/examples' Net), newch against PyTorch, each in its own process.
 
-    python benchmarks/mnist_cnn.py [--threads 1,2] [--steps 20] [--no-cold] [--no-resnet]
+    python benchmarks/mnist_cnn.py [--threads 1,2] [--steps 20] [--no-cold] [--no-resnet] [--no-mobile]
 
 For each thread count it prints the median step time of newch and of PyTorch
 (when installed) and their ratio, on batch 64 of fixed random data, SGD with
@@ -9,7 +9,8 @@ the graph holds for backward right after the forward, and the peak when
 ``backward(retain_graph=True)`` keeps every saved tensor; and the seconds of a
 cold first step (import + first step with an empty kernel cache, in a fresh
 process with a temporary NUMBA_CACHE_DIR). Then a CIFAR ResNet-20 step (batch
-32, 3x32x32) when newch has BatchNorm2d.
+32, 3x32x32) and a MobileNet-style stack of depthwise-separable blocks (batch 32, 3x32x32)
+when newch has BatchNorm2d.
 
 Dropout and nll_loss come from newch when it has them; otherwise the script
 uses small stand-ins built from newch ops (a bool mask times the input, and
@@ -100,6 +101,26 @@ def resnet20(lib):
     return nn.Sequential(*layers)
 
 
+def mobile_block(lib):
+    """A MobileNet-style stack: 3x3 conv 32, then two depthwise-separable blocks (3x3 depthwise
+    conv with groups=C, BatchNorm, ReLU, 1x1 pointwise conv, BatchNorm, ReLU) to 64 and 128 channels."""
+    nn = lib.nn
+
+    def block(cin, cout, stride):
+        return [nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), nn.BatchNorm2d(cin),
+                nn.ReLU(), nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+
+    layers = [nn.Conv2d(3, 32, 3, 1, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU()]
+    layers += block(32, 64, 1) + block(64, 128, 2)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)]
+    return nn.Sequential(*layers)
+
+
+MODELS = {"mnist": ("MNIST Net, batch 64", 64, (1, 28, 28)),
+          "resnet": ("ResNet-20, batch 32, 3x32x32", 32, (3, 32, 32)),
+          "mobile": ("MobileNet-style blocks (depthwise groups=C), batch 32, 3x32x32", 32, (3, 32, 32))}
+
+
 def _data(lib, batch, shape, classes=10):
     import numpy as np
     rng = np.random.default_rng(0)
@@ -122,7 +143,7 @@ def _step_fn(lib, model, opt, x, y, resnet):
     return step
 
 
-def worker(lib_name, threads, steps, resnet):
+def worker(lib_name, threads, steps, which):
     """Run in a child process: time steps, measure memory; print one JSON line."""
     t0 = time.perf_counter()
     if lib_name == "torch":
@@ -133,12 +154,14 @@ def worker(lib_name, threads, steps, resnet):
         import newch as lib
         lib.set_default_context(lib.Context(seed=0, threads=threads))
     lib.manual_seed(0)
+    resnet = which != "mnist"     # the image models end in logits, not log-probabilities
     if resnet and not hasattr(lib.nn, "BatchNorm2d"):
         print(json.dumps({"skipped": "no BatchNorm2d"}))
         return
-    model = resnet20(lib) if resnet else mnist_net(lib)
+    model = {"mnist": mnist_net, "resnet": resnet20, "mobile": mobile_block}[which](lib)
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = _data(lib, 32 if resnet else 64, (3, 32, 32) if resnet else (1, 28, 28))
+    _, batch, shape = MODELS[which]
+    x, y = _data(lib, batch, shape)
     if lib_name == "newch":
         with lib.persistent():
             x, y = x.clone(), y.clone()
@@ -205,17 +228,17 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--no-cold", action="store_true", help="skip the empty-cache first step")
     ap.add_argument("--no-resnet", action="store_true", help="skip the ResNet-20 step")
+    ap.add_argument("--no-mobile", action="store_true", help="skip the MobileNet-style step")
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        lib, threads, steps, resnet = a.worker
-        worker(lib, int(threads), int(steps), resnet == "resnet")
+        lib, threads, steps, which = a.worker
+        worker(lib, int(threads), int(steps), which)
         return
     torch_ok = _have_torch()
-    models = ["mnist"] + ([] if a.no_resnet else ["resnet"])
+    models = ["mnist"] + ([] if a.no_resnet else ["resnet"]) + ([] if a.no_mobile else ["mobile"])
     for model in models:
-        print(f"\n{'MNIST Net, batch 64' if model == 'mnist' else 'ResNet-20, batch 32, 3x32x32'}"
-              f" (SGD momentum; median of {a.steps} steps)")
+        print(f"\n{MODELS[model][0]} (SGD momentum; median of {a.steps} steps)")
         print(f"{'threads':>7} {'newch ms':>9} {'torch ms':>9} {'ratio':>6} {'peak MiB':>9} "
               f"{'held MiB':>9} {'retain MiB':>10}")
         for n in [int(t) for t in a.threads.split(",")]:

@@ -16,11 +16,17 @@ of the output and adds the contributions into it in the fixed order (i, j, oh,
 ow) whatever the thread count. Small problems run serially, same bits.
 fold_sum and channel_sum are serial (memory bound, cheap to compile).
 """
+import functools
+
 import numpy as np
 
 from .jit import helper, kernel, prange
+from .matmul import _gemm
+from .specialize import instance
 
-__all__ = ["im2col", "col2im", "fold_sum", "channel_sum"]
+__all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
+           "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
+           "depthwise_weight_grad"]
 
 SERIAL_MAX = 65536     # at or below this many moved elements: no thread launch
 
@@ -187,3 +193,341 @@ def channel_sum(g, out):
     """
     for c in range(g.shape[1]):
         _channel_sum_one(g, out, c)
+
+
+# ---------------------------------------------------------------- whole-batch passes
+# One launch per convolution pass. The batch is cut into ``nslot`` runs of consecutive samples
+# (the caller picks nslot from the shapes only); one ``prange`` iteration owns a run and its own
+# scratch slot, where it unfolds one sample at a time and multiplies it with the serial blocked
+# GEMM (``matmul._gemm``, the same FMA chains as ``bgemm``). A slot's scratch: the columns of one
+# sample (``colsz`` elements), then the GEMM's scratch (``gsz``), then, for the weight gradient,
+# one per-sample product and the run's running sum (``wsz`` each).
+
+_gemm_serial = instance(_gemm, "ser", parallel=False, _range=range)
+
+
+def _pick(template, par):
+    """The parallel (``prange``) or serial (``range``) instance of a loop template."""
+    return instance(template, "par" if par else "ser", parallel=par, _range=prange if par else range)
+# NOTE: every call passes its two factors as 'A' arrays (``.transpose(0, 1, 2)``): one compiled
+# GEMM for all of the passes, not one per combination of layouts.
+
+
+@helper
+def _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
+    """col (C*kh*kw*OH*OW,) = the columns of sample n of x (N, C, H, W)."""
+    C, H, W = x.shape[1], x.shape[2], x.shape[3]
+    xf = x[n].reshape(C * H * W)
+    for r in range(C * kh * kw):
+        _unfold_row(xf, col, (1, C, H, W), r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+
+
+@helper
+def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias):
+    N, C = x.shape[0], x.shape[1]
+    G, Cg, Kg = w3.shape
+    Co, L = out.shape[1], out.shape[2]
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    tm, tn, ntask, wstart, wsize, gsz = lay
+    base = s * (colsz + gsz)
+    col = scratch[base:base + C * kh * kw * L]
+    gs = scratch[base + colsz:base + colsz + gsz]
+    for n in range(s * N // nslot, (s + 1) * N // nslot):
+        _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, L // OH)
+        o = out[n]
+        _gemm_serial(w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
+                     o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
+        if has_bias:
+            for c in range(Co):
+                b = bias[c]
+                for t in range(L):
+                    o[c, t] += b
+
+
+def _conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias):
+    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
+    for s in _range(nslot):  # noqa: F821
+        _forward_run(x, w3, bias, out, scratch, np.int64(s), nslot, geo, OH, lay, colsz, has_bias)
+
+
+def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
+    """out[n] (C_out, OH*OW) = w (G, C_out/G, C/G*kh*kw) @ columns of x[n], plus bias[c] if has_bias.
+
+    x (N, C, H, W), out (N, C_out, OH*OW) C-contiguous; geo = (kh, kw, sh, sw, ph, pw, dh, dw);
+    lay = (tm, tn, ntask, wstart, wsize, gsz): the serial GEMM's layout and scratch elements for
+    (G, C_out/G, OH*OW, C/G*kh*kw); scratch holds nslot slots of colsz + gsz elements.
+    ``par``: one ``prange`` iteration per run of samples, else a serial loop (same bits; each
+    compiled when first used).
+    """
+    k = _pick(_conv_forward, par)
+    k(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias)
+
+
+@helper
+def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
+    """Run s of the batch: the input gradient of each sample into dx, and the run's weight
+    gradient (per-sample products added in sample order) at the end of its slot."""
+    N, Co, L = g.shape
+    need_dw, need_dx = x.shape[0] > 0, dx.shape[0] > 0
+    C, H, W = (x.shape[1], x.shape[2], x.shape[3]) if need_dw else (dx.shape[1], dx.shape[2], dx.shape[3])
+    G, Kg, Cg = wt.shape[0], (C // wt.shape[0]) * geo[0] * geo[1], Co // wt.shape[0]
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    OW = L // OH
+    gsz = max(lw[5], lx[5])
+    base = s * (colsz + gsz + 2 * wsz)
+    col = scratch[base:base + C * kh * kw * L]
+    gs = scratch[base + colsz:base + colsz + gsz]
+    part = scratch[base + colsz + gsz:base + colsz + gsz + wsz]
+    acc = scratch[base + colsz + gsz + wsz:base + colsz + gsz + 2 * wsz]
+    n0, n1 = s * N // nslot, (s + 1) * N // nslot
+    for n in range(n0, n1):
+        gn = g[n].reshape(G, Cg, L)
+        if need_dw:
+            _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+            dst = (acc if n == n0 else part)[:G * Cg * Kg]
+            _gemm_serial(gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
+                         dst.reshape(G, Cg, Kg), gs,
+                         lw[0], lw[1], lw[2], lw[3], lw[4])
+            if n > n0:
+                for t in range(G * Cg * Kg):
+                    acc[t] = acc[t] + part[t]
+        if need_dx:
+            _gemm_serial(wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
+                         lx[0], lx[1], lx[2], lx[3], lx[4])
+            dxf = dx[n].reshape(C * H * W)
+            for c in range(C):
+                _fold_plane(col, dxf, (1, C, H, W), L, c, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
+
+
+def _conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz):
+    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
+    for s in _range(nslot):  # noqa: F821
+        _backward_run(x, wt, g, dx, scratch, np.int64(s), nslot, geo, OH, lw, lx, colsz, wsz)
+    if x.shape[0] > 0:
+        gsz = max(lw[5], lx[5])
+        step = colsz + gsz + 2 * wsz
+        for t in range(dwf.shape[0]):
+            dwf[t] = scratch[colsz + gsz + wsz + t]
+        for s in range(1, nslot):
+            a = s * step + colsz + gsz + wsz
+            for t in range(dwf.shape[0]):
+                dwf[t] = dwf[t] + scratch[a + t]
+
+
+def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz, par):
+    """Input gradient into dx (N, C, H, W) and weight gradient into dwf (G*C_out/G*C/G*kh*kw,).
+
+    x (N, C, H, W) is read for the weight gradient, wt (G, C/G*kh*kw, C_out/G) (the weight,
+    transposed per group) for the input gradient; pass a batch-0 x or dx to skip that gradient.
+    g (N, C_out, OH*OW) C-contiguous. lw, lx: the serial GEMM layouts of
+    (G, C_out/G, C/G*kh*kw, OH*OW) and (G, C/G*kh*kw, OH*OW, C_out/G), as in ``conv_forward``.
+    Each run of samples sums its products in sample order; the runs' sums are then added in run
+    order, serially: the bits depend on the shapes (nslot) only.
+    """
+    k = _pick(_conv_backward, par)
+    k(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz)
+
+SLOTS = 8               # at most this many runs of samples per pass (a power of two)
+SLOT_BYTES = 6 << 20    # scratch budget of all slots together (fewer slots when exceeded)
+PAR_WORK = 1 << 21      # multiply-adds of a pass at or above which it runs in parallel
+
+
+def _round16(n):
+    return (n + 15) // 16 * 16
+
+
+def _slots(N, per_slot, itemsize):
+    """Runs of samples: a power of two, at most SLOTS and N, within SLOT_BYTES (at least 1)."""
+    n = 1
+    while n * 2 <= min(N, SLOTS) and n * 2 * per_slot * itemsize <= SLOT_BYTES:
+        n *= 2
+    return n
+
+
+def _gemm_layout(B, M, N, K, itemsize):
+    """(tm, tn, ntask, wstart, wsize, total) of ``matmul._gemm`` run serially in one slot: one
+    task over the natural MC x NC tiles (the tiling does not change the bits, see matmul)."""
+    from . import matmul as mm
+    nr = mm.NV * mm.VBYTES // itemsize
+    mp, npn = (M + mm.MR - 1) // mm.MR, (N + nr - 1) // nr
+    tm = max(1, min(mp, (mp * mm.MR + mm.MC - 1) // mm.MC))
+    tn = max(1, min(npn, (npn * nr + mm.NC - 1) // mm.NC))
+    wstart = _round16(B * npn * nr * K)
+    wsize = _round16(mm.MR * nr) + _round16((mp + tm - 1) // tm * mm.MR * min(K, mm.KC))
+    return tm, tn, 1, wstart, wsize, wstart + wsize + 16
+
+
+@functools.lru_cache(maxsize=512)
+def conv_forward_plan(x_shape, w_shape, G, OH, OW, itemsize):
+    """(nslot, lay, colsz, scratch elements, par) of ``conv_forward`` for these shapes."""
+    N, C = x_shape[0], x_shape[1]
+    Co, kk = w_shape[0], w_shape[2] * w_shape[3]
+    L, Kg = OH * OW, (C // G) * kk
+    lay = _gemm_layout(G, Co // G, L, Kg, itemsize)
+    gsz = lay[5]
+    colsz = _round16(C * kk * L)
+    nslot = _slots(N, colsz + gsz, itemsize)
+    return nslot, lay[:5] + (gsz,), colsz, nslot * (colsz + gsz), N * Co * L * Kg >= PAR_WORK
+
+
+@functools.lru_cache(maxsize=512)
+def conv_backward_plan(x_shape, w_shape, G, OH, OW, itemsize):
+    """(nslot, lw, lx, colsz, wsz, scratch elements, par) of ``conv_backward``; x_shape is the
+    input's (or the input gradient's) shape."""
+    N, C = x_shape[0], x_shape[1]
+    Co, kk = w_shape[0], w_shape[2] * w_shape[3]
+    L, Kg, Cg = OH * OW, (C // G) * kk, Co // G
+    lw = _gemm_layout(G, Cg, Kg, L, itemsize)
+    lx = _gemm_layout(G, Kg, L, Cg, itemsize)
+    lw, lx = lw[:5] + (lw[5],), lx[:5] + (lx[5],)
+    colsz, wsz = _round16(C * kk * L), _round16(Co * Kg)
+    per = colsz + max(lw[5], lx[5]) + 2 * wsz
+    nslot = _slots(N, per, itemsize)
+    return nslot, lw, lx, colsz, wsz, nslot * per, N * Co * L * Kg >= PAR_WORK
+
+
+# ---------------------------------------------------------------- depthwise (C/G == 1)
+# Each output channel o reads one input channel, o // m (m = C_out / C): a direct loop over the
+# taps beats a matrix product of one row. One launch over the batch x channels planes.
+
+@helper
+def _dw_plane(x, w, out, n, o, m, geo, acc_into):
+    """acc_into[oh, ow] += the taps of w[o] over x[n, o // m] in order (i, j), rows unsigned."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    H, W = x.shape[2], x.shape[3]
+    OH, OW = out.shape[2], out.shape[3]
+    xp, dst = x[n, o // m], acc_into
+    for i in range(kh):
+        for j in range(kw):
+            wv = w[o, i * kw + j]
+            off = j * dw - pw
+            lo, hi = _ow_range(OW, W, sw, off)
+            for oh in range(OH):
+                h = oh * sh - ph + i * dh
+                if h < 0 or h >= H:
+                    continue
+                row, drow = xp[h], dst[oh]
+                for t in range(lo, hi):
+                    drow[t] += wv * row[t * sw + off]
+
+
+@helper
+def _dw_forward_plane(x, w, bias, out, p, geo, has_bias):
+    Co = out.shape[1]
+    n, o = p // Co, p % Co
+    dst = out[n, o]
+    for oh in range(dst.shape[0]):
+        for ow in range(dst.shape[1]):
+            dst[oh, ow] = 0
+    _dw_plane(x, w, out, n, o, Co // x.shape[1], geo, dst)
+    if has_bias:
+        b = bias[o]
+        for oh in range(dst.shape[0]):
+            for ow in range(dst.shape[1]):
+                dst[oh, ow] += b
+
+
+def _depthwise_forward(x, w, bias, out, geo, has_bias):
+    """Template of ``depthwise_forward`` (``_range``: ``prange`` or ``range``)."""
+    for p in _range(out.shape[0] * out.shape[1]):  # noqa: F821
+        _dw_forward_plane(x, w, bias, out, np.int64(p), geo, has_bias)
+
+
+def depthwise_forward(x, w, bias, out, geo, has_bias, par):
+    """out[n, o] = sum over taps (i, j) in order of w[o, i*kw+j] * x[n, o // m] shifted (+ bias[o]).
+
+    x (N, C, H, W), w (C_out, kh*kw), out (N, C_out, OH, OW) C-contiguous, C_out = m*C;
+    geo = (kh, kw, sh, sw, ph, pw, dh, dw). One ``prange`` iteration per (n, o) plane.
+    """
+    k = _pick(_depthwise_forward, par)
+    k(x, w, bias, out, geo, has_bias)
+
+
+@helper
+def _dw_input_plane(w, g, dx, p, geo):
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
+    OH, OW = g.shape[2], g.shape[3]
+    n, c = p // C, p % C
+    m = g.shape[1] // C
+    dst = dx[n, c]
+    for h in range(H):
+        for x_ in range(W):
+            dst[h, x_] = 0
+    for o in range(c * m, (c + 1) * m):
+        src = g[n, o]
+        for i in range(kh):
+            for j in range(kw):
+                wv = w[o, i * kw + j]
+                off = j * dw - pw
+                lo, hi = _ow_range(OW, W, sw, off)
+                for oh in range(OH):
+                    h = oh * sh - ph + i * dh
+                    if h < 0 or h >= H:
+                        continue
+                    row, srow = dst[h], src[oh]
+                    for t in range(lo, hi):
+                        row[t * sw + off] += wv * srow[t]
+
+
+def _depthwise_input_grad(w, g, dx, geo):
+    """Template of ``depthwise_input_grad`` (``_range``: ``prange`` or ``range``)."""
+    for p in _range(dx.shape[0] * dx.shape[1]):  # noqa: F821
+        _dw_input_plane(w, g, dx, np.int64(p), geo)
+
+
+def depthwise_input_grad(w, g, dx, geo, par):
+    """dx[n, c] = the adjoint of ``depthwise_forward``: out channels c*m.., taps in order.
+
+    w (C_out, kh*kw), g (N, C_out, OH, OW), dx (N, C, H, W) overwritten. One iteration per plane.
+    """
+    k = _pick(_depthwise_input_grad, par)
+    k(w, g, dx, geo)
+
+
+@helper
+def _dw_weight_row(x, g, dw_, o, geo):
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    N, C, H, W = x.shape
+    OH, OW = g.shape[2], g.shape[3]
+    m = g.shape[1] // C
+    for i in range(kh):
+        for j in range(kw):
+            off = j * dw - pw
+            lo, hi = _ow_range(OW, W, sw, off)
+            # NOTE: four float64 partial sums by position (t % 4), added in a fixed order at the
+            # end: one running sum is bound by the latency of each addition.
+            a0 = a1 = a2 = a3 = 0.0
+            for n in range(N):
+                xp, gp = x[n, o // m], g[n, o]
+                for oh in range(OH):
+                    h = oh * sh - ph + i * dh
+                    if h < 0 or h >= H:
+                        continue
+                    row, grow = xp[h], gp[oh]
+                    t = lo
+                    while t + 4 <= hi:
+                        a0 += np.float64(grow[t]) * np.float64(row[t * sw + off])
+                        a1 += np.float64(grow[t + 1]) * np.float64(row[(t + 1) * sw + off])
+                        a2 += np.float64(grow[t + 2]) * np.float64(row[(t + 2) * sw + off])
+                        a3 += np.float64(grow[t + 3]) * np.float64(row[(t + 3) * sw + off])
+                        t += 4
+                    while t < hi:
+                        a0 += np.float64(grow[t]) * np.float64(row[t * sw + off])
+                        t += 1
+            dw_[o, i * kw + j] = (a0 + a1) + (a2 + a3)
+
+
+def _depthwise_weight_grad(x, g, dw_, geo):
+    """Template of ``depthwise_weight_grad`` (``_range``: ``prange`` or ``range``)."""
+    for o in _range(dw_.shape[0]):  # noqa: F821
+        _dw_weight_row(x, g, dw_, np.int64(o), geo)
+
+
+def depthwise_weight_grad(x, g, dw_, geo, par):
+    """dw[o, i*kw+j] = sum over n, oh, ow in order of g[n, o, oh, ow] * x[n, o // m, ...] (float64 sum).
+
+    x (N, C, H, W), g (N, C_out, OH, OW), dw_ (C_out, kh*kw). One iteration per output channel.
+    """
+    k = _pick(_depthwise_weight_grad, par)
+    k(x, g, dw_, geo)

@@ -1,15 +1,18 @@
 """2-D convolution and its transpose: forward, input gradient, weight gradient.
 
-Each is a matrix product per sample through the blocked ``bgemm`` kernel on
-columns unfolded by ``im2col``: out[s] (C_out, OH*OW) = W (C_out, C*kh*kw) @
-col[s]. Only a chunk of samples is unfolded at a time, into arena scratch of
-about ``COL_BYTES``, so no whole-batch column buffer exists (batch 64 of the
-MNIST Net's second convolution would need 42 MiB). Groups run as a batch of
-per-group products.
+Each pass is one kernel launch over the whole batch (``kernels/conv.py``):
+the batch is cut into a few runs of samples (a number fixed by the shapes),
+each run unfolds one sample at a time into its own arena scratch slot and
+multiplies it with the serial blocked GEMM, out[n] (C_out, OH*OW) = W
+(C_out, C*kh*kw) @ col[n]. No whole-batch column buffer exists (batch 64 of
+the MNIST Net's second convolution would need 42 MiB). Groups run as a batch
+of per-group products; depthwise convolutions (one input channel per group)
+take a direct loop over the taps instead. The bias is added in the forward
+kernel.
 
-The weight gradient is a sum over the batch: each sample's product lands in a
-partial, and the partials are added in sample order (``fold_sum``), so the bits
-depend on the shapes only, not on the chunking or the thread count.
+The weight gradient is a sum over the batch: each run adds its per-sample
+products in sample order, then the runs' sums are added in run order, so the
+bits depend on the shapes only, not on the thread count.
 
 What the graph keeps: the input (for the weight gradient) and the weight (for
 the input gradient), each only when the other needs a gradient.
@@ -23,11 +26,7 @@ from .alloc import data, empty, kernels
 from .pointwise import launch_binary
 from .record import needs_grad, pack, record
 
-# Target size of one chunk of unfolded columns (the matrix kernel packs a copy of the same
-# size). Forward can take more (fewer kernel launches): the backward of a layer also holds the
-# output gradient and the input gradient, so its chunks are smaller.
-COL_BYTES = 1 << 21
-COL_BYTES_FORWARD = 1 << 22
+DEPTHWISE_PAR = 1 << 18    # multiply-adds of a depthwise pass at or above which it runs in parallel
 
 
 class Geometry:
@@ -54,92 +53,65 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def _chunk(N, C, OH, OW, geo, itemsize, budget=COL_BYTES):
-    """Samples unfolded at once: as many as fit in ``budget`` bytes, at least one."""
-    per = C * geo.kh * geo.kw * OH * OW * itemsize
-    return max(1, min(N, budget // max(per, 1)))
+def _geo_args(geo):
+    return (geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh, geo.dw)
 
 
-class _Products:
-    """The per-chunk matrix products with one scratch buffer sized for the largest."""
-
-    def __init__(self, dtype, shapes):
-        self.K = kernels()
-        n = max([self.K.bgemm_scratch(*s) for s in shapes] + [0])
-        self.scratch = empty((n,), dtype)
-
-    def __call__(self, a, b, out):
-        self.K.bgemm(a, b, out, self.scratch._a)
-
-
-def _per_group(a, G):
-    """(S, G*r, c) array -> list of S arrays (G, r, c): one batched product per sample."""
-    return [a[s].reshape(G, a.shape[1] // G, a.shape[2]) for s in range(a.shape[0])]
-
-
-def forward_arrays(x, w, geo, out):
-    """out (N, C_out, OH, OW) = convolution of x (N, C, H, W) with w (C_out, C/G, kh, kw)."""
-    N, C, H, W = x.shape
+def forward_arrays(x, w, geo, out, bias=None):
+    """out (N, C_out, OH, OW) = convolution of x (N, C, H, W) with w (C_out, C/G, kh, kw), plus
+    bias (C_out,) when given: one kernel launch over the whole batch."""
+    N, C = x.shape[:2]
     Co, G = w.shape[0], geo.groups
     OH, OW = out.shape[2], out.shape[3]
-    L, Kg = OH * OW, w.shape[1] * geo.kh * geo.kw
-    S = _chunk(N, C, OH, OW, geo, x.itemsize, COL_BYTES_FORWARD)
     K = kernels()
-    col = empty((S, C * geo.kh * geo.kw, L), D.from_numpy_dtype(x.dtype))
-    w3 = w.reshape(G, Co // G, Kg)
-    gemm = _Products(col.dtype, [(S, Co, L, Kg)] if G == 1 else [(G, Co // G, L, Kg)])
-    o3 = out.reshape(N, Co, L)
-    for n0 in range(0, N, S):
-        s = min(S, N - n0)
-        c = col._a[:s]
-        K.im2col(x[n0:n0 + s], c, *geo.args(), OH)
-        if G == 1:
-            gemm(np.broadcast_to(w3, (s, Co, Kg)), c, o3[n0:n0 + s])
-        else:
-            for ci, oi in zip(_per_group(c, G), _per_group(o3[n0:n0 + s], G)):
-                gemm(w3, ci, oi)
-    del col
+    if w.shape[1] == 1 and G == C > 1:     # depthwise: a direct loop, one launch over N x C_out planes
+        b = bias if bias is not None else out.reshape(-1)[:1]
+        K.depthwise_forward(x, w.reshape(Co, -1), b, out, _geo_args(geo), bias is not None,
+                            out.size * geo.kh * geo.kw >= DEPTHWISE_PAR)
+        return
+    nslot, lay, colsz, total, par = K.conv_forward_plan(x.shape, w.shape, G, OH, OW, x.itemsize)
+    dt = D.from_numpy_dtype(x.dtype)
+    scratch = empty((total,), dt)
+    b = bias if bias is not None else out.reshape(-1)[:1]
+    K.conv_forward(x, w.reshape(G, Co // G, -1), b, out.reshape(N, Co, OH * OW), scratch._a,
+                   _geo_args(geo), OH, nslot, lay, colsz, bias is not None, par)
+    del scratch
 
 
 def backward_arrays(x, w, g, geo, dx, dw):
-    """Input gradient into dx and/or weight gradient into dw (either may be None).
+    """Input gradient into dx and/or weight gradient into dw (either may be None): one kernel
+    launch over the whole batch.
 
     x (N, C, H, W) is needed for dw, w for dx; g (N, C_out, OH, OW) C-contiguous.
     """
     N, Co, OH, OW = g.shape
-    C, H, W = dx.shape[1:] if dx is not None else x.shape[1:]
+    xs = dx.shape if dx is not None else x.shape
+    ws = dw.shape if dw is not None else w.shape
     G = geo.groups
-    L, Kg, Cg = OH * OW, (C // G) * geo.kh * geo.kw, Co // G
-    S = _chunk(N, C, OH, OW, geo, g.itemsize)
     K = kernels()
-    dt = D.from_numpy_dtype(g.dtype)
-    col = empty((S, C * geo.kh * geo.kw, L), dt)
-    parts = empty((S, Co * Kg), dt) if dw is not None else None
-    shapes = [(S, Co, Kg, L), (S, G * Kg, L, Cg)] if G == 1 else [(G, Cg, Kg, L), (G, Kg, L, Cg)]
-    gemm = _Products(dt, shapes)
-    g3 = g.reshape(N, Co, L)
-    wt = w.reshape(G, Cg, Kg).transpose(0, 2, 1) if dx is not None else None
-    for n0 in range(0, N, S):
-        s = min(S, N - n0)
-        c, gs = col._a[:s], g3[n0:n0 + s]
-        if dw is not None:
-            K.im2col(x[n0:n0 + s], c, *geo.args(), OH)
-            p = parts._a[:s]
-            if G == 1:
-                gemm(gs, c.transpose(0, 2, 1), p.reshape(s, Co, Kg))
-            else:
-                for i in range(s):
-                    gemm(gs[i].reshape(G, Cg, L), c[i].reshape(G, Kg, L).transpose(0, 2, 1),
-                         p[i].reshape(G, Cg, Kg))
-            K.fold_sum(p, dw.reshape(-1), n0 > 0)
+    if ws[1] == 1 and G == xs[1] > 1:
+        par = g.size * geo.kh * geo.kw >= DEPTHWISE_PAR
         if dx is not None:
-            if G == 1:
-                gemm(np.broadcast_to(wt[0], (s, Kg, Co)), gs, c)
-            else:
-                for i in range(s):
-                    gemm(wt, gs[i].reshape(G, Cg, L), c[i].reshape(G, Kg, L))
-            K.col2im(c, dx[n0:n0 + s], *geo.args(), OH)
-    del col, parts
+            K.depthwise_input_grad(w.reshape(Co, -1), g, dx, _geo_args(geo), par)
+        if dw is not None:
+            K.depthwise_weight_grad(x, g, dw.reshape(Co, -1), _geo_args(geo), par)
+        return
+    nslot, lw, lx, colsz, wsz, total, par = K.conv_backward_plan(xs, ws, G, OH, OW, g.itemsize)
+    dt = D.from_numpy_dtype(g.dtype)
+    scratch = empty((total,), dt)
+    Kg = ws[1] * ws[2] * ws[3]
+    if dx is not None:
+        wt = empty((G, Kg, Co // G), dt)
+        wt._a[...] = w.reshape(G, Co // G, Kg).transpose(0, 2, 1)
+        wta = wt._a
+    else:
+        wt, wta = None, scratch._a[:0].reshape(G, 0, 0)   # NOTE: the kernel reads G from it
+    empty4 = g.reshape(-1)[:0].reshape(0, 1, 1, 1)
+    K.conv_backward(x if dw is not None else empty4, wta, g.reshape(N, Co, OH * OW),
+                    dx if dx is not None else empty4,
+                    dw.reshape(-1) if dw is not None else g.reshape(-1)[:0], scratch._a,
+                    _geo_args(geo), OH, nslot, lw, lx, colsz, wsz, par)
+    del scratch, wt
 
 
 def conv2d_core(op, input, weight, bias, geo):
@@ -152,12 +124,13 @@ def conv2d_core(op, input, weight, bias, geo):
                          f"smaller than the dilated kernel ({geo.dh * (geo.kh - 1) + 1}, "
                          f"{geo.dw * (geo.kw - 1) + 1})")
     out = empty((N, w.shape[0], OH, OW), input.dtype)
-    if out._a.size:
-        if C * geo.kh * geo.kw == 0 or N == 0:
-            out._a[...] = 0
-        else:
-            forward_arrays(_contiguous(x), _contiguous(w), geo, out._a)
-    if bias is not None:
+    fused = out._a.size and C * geo.kh * geo.kw and N     # the bias is added by the kernel
+    if not fused:
+        out._a[...] = 0
+    else:
+        forward_arrays(_contiguous(x), _contiguous(w), geo, out._a,
+                       _contiguous(data(bias, op)) if bias is not None else None)
+    if bias is not None and not fused:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
     if needs_grad(input, weight, bias):
         _record_conv(out, input, weight, bias, geo)
