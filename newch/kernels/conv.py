@@ -21,7 +21,7 @@ import functools
 import numpy as np
 
 from .jit import helper, kernel, prange
-from .matmul import _gemm
+from .matmul import _pack_b, _tasks, NV, VBYTES, PACK_K
 from .specialize import instance
 
 __all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
@@ -199,11 +199,21 @@ def channel_sum(g, out):
 # One launch per convolution pass. The batch is cut into ``nslot`` runs of consecutive samples
 # (the caller picks nslot from the shapes only); one ``prange`` iteration owns a run and its own
 # scratch slot, where it unfolds one sample at a time and multiplies it with the serial blocked
-# GEMM (``matmul._gemm``, the same FMA chains as ``bgemm``). A slot's scratch: the columns of one
+# GEMM (``_gemm_serial``, the same FMA chains as ``bgemm``). A slot's scratch: the columns of one
 # sample (``colsz`` elements), then the GEMM's scratch (``gsz``), then, for the weight gradient,
 # one per-sample product and the run's running sum (``wsz`` each).
 
-_gemm_serial = instance(_gemm, "ser", parallel=False, _range=range)
+@helper
+def _gemm_serial(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
+    """out[i] = a[i] @ b[i] on the calling thread: matmul's packing and compute task functions
+    run over all their tasks in order (the same FMA chains, so the same bits, as ``bgemm``)."""
+    B, M, N = out.shape
+    K, size = a.shape[2], out.itemsize
+    nr = NV * VBYTES // size
+    _pack_b(b, scratch, 0, b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
+    # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
+    a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
+    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, 0, ntask)
 
 
 def _pick(template, par):
@@ -345,7 +355,7 @@ def _slots(N, per_slot, itemsize):
 
 
 def _gemm_layout(B, M, N, K, itemsize):
-    """(tm, tn, ntask, wstart, wsize, total) of ``matmul._gemm`` run serially in one slot: one
+    """(tm, tn, ntask, wstart, wsize, total) of ``_gemm_serial`` run in one slot: one
     task over the natural MC x NC tiles (the tiling does not change the bits, see matmul)."""
     from . import matmul as mm
     nr = mm.NV * mm.VBYTES // itemsize
