@@ -32,6 +32,11 @@ def reduce_3d(code, x, center, out):
         out[...] = (x != 0).any(axis=1)
         return
     w = _widen(x)
+    if (code == MAX or code == MIN) and w.shape[1] == 0:
+        # NOTE: as the JIT kernel: an empty MAX/MIN gives 0 (ops refuse it; softmax of an
+        # empty tensor only uses it as a centre for no element).
+        out[...] = 0
+        return
     if code == SUM:
         res = w.sum(axis=1)
     elif code == NANSUM:
