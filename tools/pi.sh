@@ -94,6 +94,8 @@ if [ ! -e "$root/.newch-root-ok" ]; then
     # python3-venv or certificates inside: pip and the wheels come from the host (below).
     pkgs=python3,libgomp1,libstdc++6   # libstdc++: numpy and llvmlite wheels link it
     [ "$arch" = armhf ] && pkgs="$pkgs,python3-numpy"
+    # a build killed half way may leave mmdebstrap's mounts in root.tmp: unmount before deleting
+    { findmnt -rn -o TARGET | grep -F "$root.tmp/" | sort -r | while read -r m; do umount -l "$m"; done; } || true
     rm -rf "$root.tmp"; mkdir -p "$cache"
     # merged /usr through the hook (as debootstrap does) keeps usrmerge and perl out;
     # force-unsafe-io: no fsync per file, the root is rebuilt whole if anything fails.
