@@ -152,7 +152,7 @@ case "$arch" in
     arm64) plat=(--platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64) ;;
     armhf) plat=(--platform manylinux_2_17_armv7l --platform manylinux2014_armv7l --platform linux_armv7l) ;;
 esac
-{ python3 -m pip wheel -q --no-deps --no-build-isolation -w "$wh" "$root/opt/newch-src" \
+{ python3 -m pip wheel -q --no-deps --no-build-isolation -w "$wh" "$root/opt/newch-src" 2>/dev/null \
     || python3 -m pip wheel -q --no-deps -w "$wh" "$root/opt/newch-src"; } >/dev/null
 whl=$(ls "$wh"/newch-*.whl)
 # newch's requirements from its wheel: the test extra, plus (arm64) numpy/numba/llvmlite;
@@ -182,11 +182,15 @@ phase "install newch into the root's venv"
 # (modules compile on first import, only those imported).
 site=""; [ "$arch" = armhf ] && site="--system-site-packages"
 inroot "set -e
-    [ -x /opt/newch-venv/bin/python ] || python3 -m venv --without-pip $site /opt/newch-venv
     pipw=\$(ls /opt/newch-wheels/pip-*.whl | head -n 1)
     pip() { python \$pipw/pip \"\$@\"; }
-    pip uninstall -q -y newch >/dev/null 2>&1 || true
-    pip install -q --no-index --find-links /opt/newch-wheels --no-compile 'newch[test]'
+    if [ -e /opt/newch-venv/.newch-deps-ok ]; then   # a later run: only newch changes
+        pip install -q --no-index --no-compile --no-deps --force-reinstall /opt/newch-wheels/newch-*.whl
+    else
+        rm -rf /opt/newch-venv; python3 -m venv --without-pip $site /opt/newch-venv
+        pip install -q --no-index --find-links /opt/newch-wheels --no-compile 'newch[test]'
+        touch /opt/newch-venv/.newch-deps-ok
+    fi
     cd /tmp && python -c 'import newch' "
 
 phase "backend"
