@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Run newch's tests inside an emulated Raspberry Pi OS stand-in: a Debian bookworm root of the asked
-# architecture, built with debootstrap and run through qemu-user (binfmt_misc).
+# architecture, built with mmdebstrap and run through qemu-user (binfmt_misc).
 #
 #   tools/pi.sh ARCH [--hash] [PYTEST ARGS...]
 #     ARCH    arm64 (64-bit Pi OS: numpy + numba wheels from PyPI, the JIT backend)
 #             armhf (32-bit Pi OS: Debian's python3-numpy 1.24, no numba, the ref backend)
 #     --hash  after the tests, print the fixed workload's hash (tools/result_hash.py)
 #
-# Needs root, binfmt_misc and the Debian mirror. In CI (CI=true) a missing piece is a failure;
+# Needs root, binfmt_misc, the Debian mirror and pip on the host's python3 (wheels for the Pi are
+# downloaded on the host, then installed offline inside). In CI (CI=true) a missing piece is a failure;
 # by hand the script says why and exits 0 (a skip). The root is built once under
 # $NEWCH_PI_CACHE (default /var/cache/newch-pi) and reused; each run copies the checkout in,
 # reinstalls newch into the root's venv and runs with an empty NUMBA_CACHE_DIR.
