@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Run newch's tests inside an emulated Raspberry Pi OS stand-in: a Debian bookworm root of the asked
-# architecture, built with debootstrap and run through qemu-user (binfmt_misc).
+# architecture, built with mmdebstrap and run through qemu-user (binfmt_misc).
 #
 #   tools/pi.sh ARCH [--hash] [PYTEST ARGS...]
 #     ARCH    arm64 (64-bit Pi OS: numpy + numba wheels from PyPI, the JIT backend)
 #             armhf (32-bit Pi OS: Debian's python3-numpy 1.24, no numba, the ref backend)
 #     --hash  after the tests, print the fixed workload's hash (tools/result_hash.py)
 #
-# Needs root, binfmt_misc and the Debian mirror. In CI (CI=true) a missing piece is a failure;
+# Needs root, binfmt_misc, the Debian mirror and pip on the host's python3 (wheels for the Pi are
+# downloaded on the host, then installed offline inside). In CI (CI=true) a missing piece is a failure;
 # by hand the script says why and exits 0 (a skip). The root is built once under
 # $NEWCH_PI_CACHE (default /var/cache/newch-pi) and reused; each run copies the checkout in,
 # reinstalls newch into the root's venv and runs with an empty NUMBA_CACHE_DIR.
@@ -54,14 +55,16 @@ mirror_url() {   # the Debian mirror the host's apt uses (NEWCH_PI_MIRROR overri
 
 # ---- prerequisites -------------------------------------------------------------------------
 phase "checks"
-[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot and mounts); run with sudo"
-if ! command -v debootstrap >/dev/null || ! command -v "$qemu-static" >/dev/null; then
-    command -v apt-get >/dev/null || skip "debootstrap/$qemu-static missing and no apt-get to install them"
-    echo "pi.sh: installing qemu-user-static binfmt-support debootstrap"
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        qemu-user-static binfmt-support debootstrap; } >/dev/null \
-        || skip "apt-get could not install qemu-user-static binfmt-support debootstrap"
+[ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap, chroot and mounts); run with sudo"
+if ! command -v mmdebstrap >/dev/null || ! command -v "$qemu-static" >/dev/null \
+        || ! command -v update-binfmts >/dev/null; then
+    command -v apt-get >/dev/null || skip "mmdebstrap/$qemu-static missing and no apt-get to install them"
+    echo "pi.sh: installing qemu-user-static binfmt-support mmdebstrap"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        qemu-user-static binfmt-support mmdebstrap; } >/dev/null \
+        || skip "apt-get could not install qemu-user-static binfmt-support mmdebstrap"
 fi
+python3 -m pip --version >/dev/null 2>&1 || skip "the host's python3 has no pip (wheels are fetched on the host)"
 bf=/proc/sys/fs/binfmt_misc
 [ -e "$bf/status" ] || mount -t binfmt_misc binfmt_misc "$bf" 2>/dev/null \
     || skip "binfmt_misc is not mounted and cannot be mounted (a container without it?)"
@@ -86,13 +89,23 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 if [ ! -e "$root/.newch-root-ok" ]; then
-    phase "root build (debootstrap $arch $suite from $mirror)"
-    pkgs=python3,python3-venv,python3-pip,ca-certificates,libgomp1
+    phase "root build (mmdebstrap $arch $suite from $mirror)"
+    # The 'essential' variant plus python3 and libgomp1: the host's apt resolves and downloads
+    # (pipelined), only dpkg and the maintainer scripts run under emulation. No apt, pip,
+    # python3-venv or certificates inside: pip and the wheels come from the host (below).
+    pkgs=python3,libgomp1,libstdc++6   # libstdc++: numpy and llvmlite wheels link it
     [ "$arch" = armhf ] && pkgs="$pkgs,python3-numpy"
+    # a build killed half way may leave mmdebstrap's mounts in root.tmp: unmount before deleting
+    { findmnt -rn -o TARGET | grep -F "$root.tmp/" | sort -r | while read -r m; do umount -l "$m"; done; } || true
     rm -rf "$root.tmp"; mkdir -p "$cache"
-    debootstrap --arch="$arch" --variant=minbase --include="$pkgs" "$suite" "$root.tmp" "$mirror" \
-        > "$cache/debootstrap-$arch.log" 2>&1 \
-        || { tail -n 20 "$cache/debootstrap-$arch.log" >&2; echo "pi.sh: debootstrap failed" >&2; exit 1; }
+    # merged /usr through the hook (as debootstrap does) keeps usrmerge and perl out;
+    # force-unsafe-io: no fsync per file, the root is rebuilt whole if anything fails.
+    mmdebstrap --mode=root --variant=essential --architectures="$arch" --include="$pkgs" \
+        --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --dpkgopt=force-unsafe-io \
+        --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+        "$suite" "$root.tmp" "$mirror" > "$cache/mmdebstrap-$arch.log" 2>&1 \
+        || { tail -n 20 "$cache/mmdebstrap-$arch.log" >&2; echo "pi.sh: mmdebstrap failed" >&2; exit 1; }
     rm -rf "$root"; mv "$root.tmp" "$root"; touch "$root/.newch-root-ok"
 fi
 
@@ -133,14 +146,52 @@ for v in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST http_proxy https_pro
 done
 inroot() { chroot "$root" /usr/bin/env -i "${envs[@]}" /bin/bash -c "$1"; }
 
+phase "wheels (fetched on the host)"
+# pip's downloads and newch's wheel build run natively; inside, pip only unpacks offline.
+wh="$root/opt/newch-wheels"; mkdir -p "$wh"; rm -f "$wh"/newch-*.whl
+case "$arch" in
+    arm64) plat=(--platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64) ;;
+    armhf) plat=(--platform manylinux_2_17_armv7l --platform manylinux2014_armv7l --platform linux_armv7l) ;;
+esac
+{ python3 -m pip wheel -q --no-deps --no-build-isolation -w "$wh" "$root/opt/newch-src" 2>/dev/null \
+    || python3 -m pip wheel -q --no-deps -w "$wh" "$root/opt/newch-src"; } >/dev/null
+whl=$(ls "$wh"/newch-*.whl)
+# newch's requirements from its wheel: the test extra, plus (arm64) numpy/numba/llvmlite;
+# armhf keeps Debian's numpy and gets no numba (pip inside checks the markers say so).
+mapfile -t reqs < <(python3 - "$whl" "$arch" <<'EOF'
+import sys, zipfile
+whl, arch = sys.argv[1:]
+z = zipfile.ZipFile(whl)
+meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+for line in z.read(meta).decode().splitlines():
+    if line.startswith("Requires-Dist:"):
+        req, _, marker = line[len("Requires-Dist:"):].partition(";")
+        extra = "extra ==" in marker
+        if (extra and "test" in marker) or (not extra and arch == "arm64"):
+            print(req.strip())
+print("pip")   # run from its wheel inside (Debian's own pip would bring certificates and more)
+EOF
+)
+python3 -m pip download -q --dest "$wh" --only-binary=:all: "${plat[@]}" --python-version 3.11 \
+    --implementation cp --abi cp311 "${reqs[@]}" > "$cache/pip-download-$arch.log" 2>&1 \
+    || { grep -v '^WARNING: Location' "$cache/pip-download-$arch.log" | tail -n 20 >&2
+         echo "pi.sh: pip download of ${reqs[*]} for $arch failed" >&2; exit 1; }
+echo "pi.sh: [$arch] wheels: $(cd "$wh" && ls | tr '\n' ' ')"
+
 phase "install newch into the root's venv"
+# No pip inside the venv: pip runs from its wheel's zip, offline, without byte-compiling
+# (modules compile on first import, only those imported).
 site=""; [ "$arch" = armhf ] && site="--system-site-packages"
 inroot "set -e
-    if [ ! -x /opt/newch-venv/bin/python ]; then
-        python3 -m venv $site /opt/newch-venv
-        pip install -q 'setuptools>=64' wheel
+    pipw=\$(ls /opt/newch-wheels/pip-*.whl | head -n 1)
+    pip() { python \$pipw/pip \"\$@\"; }
+    if [ -e /opt/newch-venv/.newch-deps-ok ]; then   # a later run: only newch changes
+        pip install -q --no-index --no-compile --no-deps --force-reinstall /opt/newch-wheels/newch-*.whl
+    else
+        rm -rf /opt/newch-venv; python3 -m venv --without-pip $site /opt/newch-venv
+        pip install -q --no-index --find-links /opt/newch-wheels --no-compile 'newch[test]'
+        touch /opt/newch-venv/.newch-deps-ok
     fi
-    pip install -q --no-build-isolation '/opt/newch-src[test]'
     cd /tmp && python -c 'import newch' "
 
 phase "backend"

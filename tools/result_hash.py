@@ -1,8 +1,9 @@
 """Print one sha256 over the bits of a fixed newch workload, to compare machines.
 
 The workload: float32/float64 matmuls (plain, transposed operands, batched),
-full and row/column sums, a few elementwise ops, and a 3-step training of a
-small MLP (Linear-ReLU-Linear, MSE, SGD with momentum) from fixed seeds. Every
+full and row/column sums, a few elementwise ops, a 3-step training of a
+small MLP (Linear-ReLU-Linear, MSE, SGD with momentum) and one training step of
+a tiny CNN (Conv2d-ReLU-MaxPool2d-Linear, cross-entropy) from fixed seeds. Every
 result's raw bytes go into the hash in a fixed order, so two machines that
 print the same hash computed the same bits. CI compares the host (x86) with an
 emulated aarch64 root (tools/pi.sh arm64 --hash).
@@ -65,10 +66,31 @@ def _mlp_results():
     return out
 
 
+def _cnn_results():
+    """Output, loss, gradients and weights of one training step of a tiny CNN from fixed seeds."""
+    nn = torch.nn
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(4 * 6 * 6, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x = torch.from_numpy(_data(12, 8, 1, 12, 12))
+    y = torch.from_numpy((np.arange(8) * 7 % 10).astype(np.int64))
+    opt.zero_grad()
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    loss.backward()
+    out = [("cnn logits", logits.detach().numpy()), ("cnn loss", loss.detach().numpy())]
+    out += [(f"cnn grad {name}", p.grad.numpy()) for name, p in model.named_parameters()]
+    opt.step()
+    out += [(f"cnn {name}", p.detach().numpy()) for name, p in model.named_parameters()]
+    torch.default_context().step_end()
+    return out
+
+
 def result_hash(verbose=False):
     """The sha256 (hex) of the workload's results; with verbose, print each part's own hash."""
     total = hashlib.sha256()
-    for name, arr in _kernel_results() + _mlp_results():
+    for name, arr in _kernel_results() + _mlp_results() + _cnn_results():
         raw = np.ascontiguousarray(arr).tobytes()
         total.update(name.encode() + b"\0" + raw)
         if verbose:
