@@ -17,15 +17,27 @@ def kernels():
     return ctx.kernels
 
 
+def serial_kernels():
+    """The default context's kernel namespace for a launch that stays on this thread.
+
+    NOTE: for inputs at most ``SERIAL`` elements, which every elementwise kernel runs
+    serially: numba's thread count does not matter to them, so it is not applied.
+    """
+    return default_context().kernels
+
+
+SERIAL = 4096       # at most this many elements: elementwise kernels take their serial path
+
+
 def empty(shape, dtype, persistent=False):
     """A new uninitialised tensor: temporary, or persistent inside ``persistent()``."""
-    n = 1
+    n = dtype.itemsize
     for s in shape:
         n *= s
-    nbytes = n * dtype.itemsize
-    st = default_context().alloc(nbytes, persistent)
-    a = st.buf[:nbytes].view(dtype.np).reshape(shape)
-    return Tensor._make(a, st)
+    ctx = default_context()
+    st = ctx.pool.alloc(n) if persistent or ctx._local.persistent else ctx.arena.alloc(n)
+    # NOTE: one numpy call (not slice + view + reshape): C-contiguous over the storage's bytes
+    return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
 
 
 def empty_like_array(a, dtype=None):

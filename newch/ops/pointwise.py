@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import data, empty, is_scalar, kernels
+from .alloc import SERIAL, data, empty, is_scalar, kernels, serial_kernels
 from .layout import broadcast_shapes, nd_views
 from ..kernels import codes as C
 
@@ -143,26 +143,52 @@ def launch_binary(code, A, B, out):
         K.binary_nd(code, av, bv, ov)
 
 
-def _same_layout(a, b):
-    """Arrays of one dtype and shape, both C-contiguous (the common case in a training step)."""
-    return (a.shape == b.shape and a.dtype == b.dtype and a.ndim
-            and a.flags.c_contiguous and b.flags.c_contiguous)
-
-
 def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
     """A new tensor ``code(a, b)``: promote, broadcast, launch."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        A, B = data(a, op), data(b, op)
-        # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes promote
-        # to themselves).
-        if _same_layout(A, B) and (compute_dtype is None or compute_dtype is a.dtype):
-            out = empty(A.shape, out_dtype or a.dtype)
-            kernels().binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
-            return out
+    if isinstance(a, Tensor):
+        A = a._a
+        if isinstance(b, Tensor):
+            B = b._a
+            # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes
+            # promote to themselves): same shape and dtype, both C-contiguous, both alive.
+            if (A.shape == B.shape and A.dtype == B.dtype and A.ndim and a._s.gen.alive
+                    and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)):
+                return _flat_binary(code, A, B, out_dtype)
+        elif type(b) is float or type(b) is int:
+            # NOTE: fast path, float tensor (with dims) op Python float or int (not bool): the
+            # tensor's dtype wins and the number converts as ``as_array`` converts it.
+            if (A.ndim and a._s.gen.alive and A.flags.c_contiguous and A.dtype.kind == "f"
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)):
+                return _flat_scalar(code, A, A.dtype.type(b), out_dtype)
     dt = compute_dtype or operand_dtype(op, a, b)
     A, ka = as_array(a, dt, op)
     B, kb = as_array(b, dt, op)
     shape = broadcast_shapes(op, getattr(A, "shape", ()), getattr(B, "shape", ()))
     out = empty(shape, out_dtype or dt)
     launch_binary(code, A, B, out._a)
+    return out
+
+
+def _flat_binary(code, A, B, out_dtype):
+    """``code(A, B)`` into a new tensor; A, B alive, C-contiguous, one shape and dtype."""
+    out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
+    n = A.size
+    K = serial_kernels() if n <= SERIAL else kernels()
+    if A.ndim == 1:
+        K.binary(code, A, B, out._a)
+    elif n:
+        K.binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
+    return out
+
+
+def _flat_scalar(code, A, s, out_dtype):
+    """``code(A, s)`` into a new tensor; A alive and C-contiguous, s a scalar of its dtype."""
+    out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
+    n = A.size
+    K = serial_kernels() if n <= SERIAL else kernels()
+    if A.ndim == 1:
+        K.binary_scalar(code, A, s, out._a)
+    elif n:
+        K.binary_scalar(code, A.reshape(-1), s, out._a.reshape(-1))
     return out
