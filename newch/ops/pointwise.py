@@ -92,11 +92,15 @@ def as_array(x, dtype, op):
 
 def launch_unary(code, xa, out):
     """out = code(xa) elementwise; ``out`` a fresh C-contiguous array of xa's shape."""
-    if out.size == 0:
+    n = out.size
+    if n == 0:
         return
-    K = kernels()
+    K = serial_kernels() if n <= SERIAL else kernels()
     if xa.flags.c_contiguous:
-        K.unary(code, xa.reshape(-1), out.reshape(-1))
+        if xa.ndim == 1:
+            K.unary(code, xa, out)
+        else:
+            K.unary(code, xa.reshape(-1), out.reshape(-1))
     else:
         for xv, ov in nd_views(out.shape, [xa, out]):
             K.unary_nd(code, xv, ov)
