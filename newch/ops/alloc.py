@@ -17,16 +17,9 @@ def kernels():
     return ctx.kernels
 
 
-def serial_kernels():
-    """The default context's kernel namespace for a launch that stays on this thread.
-
-    NOTE: for inputs at most ``SERIAL`` elements, which every elementwise kernel runs
-    serially: numba's thread count does not matter to them, so it is not applied.
-    """
-    return default_context().kernels
-
-
-SERIAL = 4096       # at most this many elements: elementwise kernels take their serial path
+# NOTE: at most this many elements, elementwise ops call the kernels' serial loop directly
+# (``serial_loop``; below their SERIAL_MAX): no thread pool, no thread count to apply.
+SERIAL = 4096
 
 
 def empty(shape, dtype, persistent=False):

@@ -3,7 +3,8 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import SERIAL, data, empty, is_scalar, kernels, serial_kernels
+from ..context import default_context
+from .alloc import SERIAL, data, empty, is_scalar, kernels
 from .layout import broadcast_shapes, nd_views
 from ..kernels import codes as C
 
@@ -95,15 +96,17 @@ def launch_unary(code, xa, out):
     n = out.size
     if n == 0:
         return
-    K = serial_kernels() if n <= SERIAL else kernels()
     if xa.flags.c_contiguous:
-        if xa.ndim == 1:
-            K.unary(code, xa, out)
+        if xa.ndim != 1:
+            xa, out = xa.reshape(-1), out.reshape(-1)
+        if n <= SERIAL:
+            _serial_loop(default_context().kernels, "unary", code, xa, out)(xa, out, 0, n)
         else:
-            K.unary(code, xa.reshape(-1), out.reshape(-1))
-    else:
-        for xv, ov in nd_views(out.shape, [xa, out]):
-            K.unary_nd(code, xv, ov)
+            kernels().unary(code, xa, out)
+        return
+    K = kernels()
+    for xv, ov in nd_views(out.shape, [xa, out]):
+        K.unary_nd(code, xv, ov)
 
 
 def _scalar_of(X):
@@ -174,15 +177,37 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
     return out
 
 
+_LOOPS = {}     # (kernel namespace id, entry point, code, dtype, out dtype) -> serial loop
+
+
+def _serial_loop(K, what, code, a, out):
+    """The kernels' checked-once serial loop for ``what`` on a's and out's dtypes (cached).
+
+    Its callers here guarantee the layout it trusts: 1-D C-contiguous arrays of the dtypes
+    of the key, ``n`` <= ``SERIAL`` elements.
+    """
+    key = (id(K), what, code, a.dtype, out.dtype)
+    f = _LOOPS.get(key)
+    if f is None:
+        f = _LOOPS[key] = K.serial_loop(what, code, a, out)
+    return f
+
+
 def _flat_binary(code, A, B, out_dtype):
     """``code(A, B)`` into a new tensor; A, B alive, C-contiguous, one shape and dtype."""
     out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
     n = A.size
-    K = serial_kernels() if n <= SERIAL else kernels()
-    if A.ndim == 1:
-        K.binary(code, A, B, out._a)
-    elif n:
-        K.binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
+    if A.ndim != 1:
+        if not n:
+            return out
+        A, B, o = A.reshape(-1), B.reshape(-1), out._a.reshape(-1)
+    else:
+        o = out._a
+    if n <= SERIAL:
+        if n:
+            _serial_loop(default_context().kernels, "binary", code, A, o)(A, B, o, 0, n)
+    else:
+        kernels().binary(code, A, B, o)
     return out
 
 
@@ -190,9 +215,15 @@ def _flat_scalar(code, A, s, out_dtype):
     """``code(A, s)`` into a new tensor; A alive and C-contiguous, s a scalar of its dtype."""
     out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
     n = A.size
-    K = serial_kernels() if n <= SERIAL else kernels()
-    if A.ndim == 1:
-        K.binary_scalar(code, A, s, out._a)
-    elif n:
-        K.binary_scalar(code, A.reshape(-1), s, out._a.reshape(-1))
+    if A.ndim != 1:
+        if not n:
+            return out
+        A, o = A.reshape(-1), out._a.reshape(-1)
+    else:
+        o = out._a
+    if n <= SERIAL:
+        if n:
+            _serial_loop(default_context().kernels, "binary_scalar", code, A, o)(A, s, o, 0, n)
+    else:
+        kernels().binary_scalar(code, A, s, o)
     return out

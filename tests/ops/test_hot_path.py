@@ -194,3 +194,29 @@ def test_binary_ops_through_views_match_numpy(rng):
         np.testing.assert_array_equal((x + y.t()).numpy(), a + b.T)
         np.testing.assert_array_equal((x.t() * y).numpy(), a.T * b)
         np.testing.assert_array_equal((x[:, 1:] - x[:, :3]).numpy(), a[:, 1:] - a[:, :3])
+
+
+def test_serial_loop_matches_the_checked_entry_points(rng):
+    """``kernels.serial_loop`` (what tiny ops call) gives the bits of ``binary`` / ``unary``."""
+    from newch.context import default_context
+    from newch.kernels import codes as C
+    K = default_context().kernels
+    a = rng.standard_normal(37).astype(np.float32)
+    b = rng.standard_normal(37).astype(np.float32)
+    for code in (C.ADD, C.MUL, C.DIV, C.LT):
+        want = np.empty(37, np.bool_ if code == C.LT else np.float32)
+        got = np.empty_like(want)
+        K.binary(code, a, b, want)
+        K.serial_loop("binary", code, a, got)(a, b, got, 0, 37)
+        assert np.array_equal(got, want)
+        K.binary_scalar(code, a, np.float32(0.5), want)
+        K.serial_loop("binary_scalar", code, a, got)(a, np.float32(0.5), got, 0, 37)
+        assert np.array_equal(got, want)
+    want, got = np.empty(37, np.float32), np.empty(37, np.float32)
+    K.unary(C.EXP, a, want)
+    K.serial_loop("unary", C.EXP, a, got)(a, got, 0, 37)
+    assert np.array_equal(got, want)
+    with pytest.raises(ValueError):
+        K.serial_loop("binary", C.ADD, a.reshape(37, 1), got)
+    with pytest.raises(ValueError):
+        K.serial_loop("nope", C.ADD, a, got)
