@@ -162,6 +162,15 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
                     and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
                     and (compute_dtype is None or compute_dtype.np == A.dtype)):
                 return _flat_binary(code, A, B, out_dtype)
+            if (A.dtype == B.dtype and a._s.gen.alive and b._s.gen.alive
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)
+                    and A.dtype.kind != "b" and A.ndim and B.ndim):
+                # NOTE: one dtype with dims on both sides (a bias add): it is the result dtype,
+                # only the broadcast remains to work out
+                out = empty(broadcast_shapes(op, A.shape, B.shape),
+                            out_dtype or D.from_numpy_dtype(A.dtype))
+                launch_binary(code, A, B, out._a)
+                return out
         elif type(b) is float or type(b) is int:
             # NOTE: fast path, float tensor (with dims) op Python float or int (not bool): the
             # tensor's dtype wins and the number converts as ``as_array`` converts it.
