@@ -161,7 +161,7 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
             if (A.shape == B.shape and A.dtype == B.dtype and A.ndim and a._s.gen.alive
                     and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
                     and (compute_dtype is None or compute_dtype.np == A.dtype)):
-                return _flat_binary(code, A, B, out_dtype)
+                return _flat_binary(code, A, B, out_dtype or a.dtype)
             if (A.dtype == B.dtype and a._s.gen.alive and b._s.gen.alive
                     and (compute_dtype is None or compute_dtype.np == A.dtype)
                     and A.dtype.kind != "b" and A.ndim and B.ndim):
@@ -203,20 +203,25 @@ def _serial_loop(K, what, code, a, out):
 
 
 def _flat_binary(code, A, B, out_dtype):
-    """``code(A, B)`` into a new tensor; A, B alive, C-contiguous, one shape and dtype."""
-    out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
+    """``code(A, B)`` into a new tensor of ``out_dtype``; A, B alive, C-contiguous, one shape
+    and dtype."""
+    ctx = default_context()
     n = A.size
+    # NOTE: alloc.empty inlined (the default context looked up once for memory and kernels)
+    nbytes = n * out_dtype.itemsize
+    st = ctx.pool.alloc(nbytes) if ctx._local.persistent else ctx.arena.alloc(nbytes)
+    o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    out = Tensor._make(o, st)
     if A.ndim != 1:
         if not n:
             return out
-        A, B, o = A.reshape(-1), B.reshape(-1), out._a.reshape(-1)
-    else:
-        o = out._a
+        A, B, o = A.reshape(-1), B.reshape(-1), o.reshape(-1)
     if n <= SERIAL:
         if n:
-            _serial_loop(default_context().kernels, "binary", code, A, o)(A, B, o, 0, n)
+            _serial_loop(ctx.kernels, "binary", code, A, o)(A, B, o, 0, n)
     else:
-        kernels().binary(code, A, B, o)
+        ctx.apply_threads()
+        ctx.kernels.binary(code, A, B, o)
     return out
 
 
