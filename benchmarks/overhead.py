@@ -12,6 +12,8 @@ seconds):
 - ``relu(x)``, ``x * 2.0``, ``x.sum()`` on 10 float32.
 - MLP training step: Linear(784, 256) -> ReLU -> Linear(256, 10), mse_loss,
   SGD(lr=0.01, momentum=0.9), batch 64, ``--threads`` threads. Bar: ratio <= 1.
+  Then the same step on one thread timed in CPU seconds of the process (stable
+  on a busy machine, where the wall time of parallel launches is not).
 - ``import newch``: seconds and MiB RSS of a fresh interpreter (bars: < 0.5 s,
   < 60 MiB), next to ``import torch``.
 
@@ -120,6 +122,14 @@ def main():
         compare(name, ours, theirs, 2000, args.reps, time.thread_time)
     compare(f"MLP step, {args.threads} threads", mlp_step(nc, nc.step_end),
             mlp_step(torch) if torch else None, 50, args.reps)
+    # NOTE: the same step on one thread in CPU seconds of the process: on a machine other
+    # processes keep busy, parallel launches wait for descheduled threads and wall times
+    # stop meaning much; this row still compares the work of both sides.
+    nc.set_default_context(nc.Context(seed=0, threads=1))
+    if torch:
+        torch.set_num_threads(1)
+    compare("MLP step, 1 thread, CPU", mlp_step(nc, nc.step_end),
+            mlp_step(torch) if torch else None, 50, args.reps, time.process_time)
     for m in ("newch",) + (("torch",) if torch else ()):
         s, mib = import_cost(m)
         print(f"import {m:21} {s:9.3f} s {mib:8.1f} MiB RSS")

@@ -231,7 +231,10 @@ def track(fn):
         busy, tid = guard.busy, _get_ident()
         if tid in busy:                     # nested: the outer call is registered
             return fn(*args, **kwargs)
-        guard.enter(tid)
+        busy[tid] = True                    # NOTE: Guard.enter's common case, inlined
+        if guard.draining:
+            del busy[tid]
+            guard.enter(tid)
         try:
             return fn(*args, **kwargs)
         finally:

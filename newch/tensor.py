@@ -12,6 +12,8 @@ import numpy as np
 from . import dtypes as D
 from .device import CPU, check_device
 
+_BY_NP = D._BY_NP
+
 
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints like ``newch.Size([2, 3])``."""
@@ -77,7 +79,10 @@ class Tensor:
 
     @property
     def dtype(self):
-        return D.from_numpy_dtype(self._a.dtype)
+        try:
+            return _BY_NP[self._a.dtype]
+        except KeyError:          # NOTE: never for a tensor newch made; names the dtypes if so
+            return D.from_numpy_dtype(self._a.dtype)
 
     @property
     def ndim(self):

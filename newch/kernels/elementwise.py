@@ -34,7 +34,7 @@ from .specialize import (BINARY, UNARY, PREDICATES, array, element, entry, insta
 from .tasks import driver
 
 __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_nd",
-           "copy_nd", "fill_nd", "axpby"]
+           "copy_nd", "fill_nd", "axpby", "serial_loop"]
 
 CHUNK = 16384          # elements owned by one prange iteration
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
@@ -482,3 +482,24 @@ def axpby(a, x, b, y, out):
         fn = _ENTRY[key] = _compile(_axpby_flat, out.dtype.name, [s, tx, s, ty, to], par)
     t = out.dtype.type
     _run(fn, par, n, t(a), x, t(b), y, out)
+
+
+def serial_loop(what, code, a, out):
+    """The serial loop ``binary`` / ``binary_scalar`` / ``unary`` (``what``) runs for op ``code``
+    on ``a``'s and ``out``'s dtypes, checked once here, for callers that launch many tiny ops.
+
+    Call it as ``f(a, b, out, 0, n)`` (binary), ``f(a, s, out, 0, n)`` (binary_scalar, ``s`` a
+    numpy scalar of a's dtype) or ``f(a, out, 0, n)`` (unary). NOTE: the caller guarantees
+    what the checked entry points verify: 1-D C-contiguous arrays of exactly these dtypes
+    (``b`` too), at least ``n`` elements each, ``n`` <= ``SERIAL_MAX``.
+    """
+    n = out.shape[0]
+    if not _flat2(a, out, n):
+        _check_flat(what, a, out)
+    if what == "binary":
+        return _binary_entry(code, a, a, out, "flat", False)
+    if what == "binary_scalar":
+        return _binary_entry(code, a, None, out, "scalar", False)
+    if what == "unary":
+        return _unary_entry(code, a, out, False, False)
+    raise ValueError(f"serial_loop: unknown entry point {what!r}")

@@ -74,13 +74,20 @@ class Arena:
             # NOTE: the scope (and its generation) is read under the lock, with the
             # position: a step_end() on another thread cannot slip in between.
             scope = self.scopes[-1]
-            pos, off = self._take_free(scope, size)
+            pos = -1
+            if scope.free:
+                pos, off = self._take_free(scope, size)
             if pos < 0:
-                pos, off = self._bump(size)
+                # NOTE: _bump's common case inlined (the hot path of every op's output)
+                blocks, pos, off = self.blocks, self.cur, self.top
+                if blocks and off + size <= len(blocks[pos]):
+                    self.top = off + size
+                else:
+                    pos, off = self._bump(size)
             scope.in_use += size
-            self.in_use += size
-            if self.in_use > self.peak:
-                self.peak = self.in_use
+            in_use = self.in_use = self.in_use + size
+            if in_use > self.peak:
+                self.peak = in_use
             block = self.blocks[pos]
             st = Storage(block[off:off + size], size, scope.gen, self, block, off)
             if guard.deferred:
@@ -136,7 +143,16 @@ class Arena:
         guard = self.guard
         if guard.lock.acquire(False):         # NOTE: Guard.free, inlined: once per temporary
             try:
-                self._give_back(st.gen, st.block, st.offset, st.nbytes)
+                scope, size, offset = self.scopes[-1], st.nbytes, st.offset
+                if (scope.gen is st.gen and offset + size == self.top and not scope.free
+                        and offset and self.blocks[self.cur] is st.block):
+                    # NOTE: the commonest case of _give_back, inlined: the newest temporary
+                    # dies, the bump pointer steps back over it
+                    scope.in_use -= size
+                    self.in_use -= size
+                    self.top = offset
+                else:
+                    self._give_back(st.gen, st.block, offset, size)
                 if guard.deferred:
                     guard.flush()
             finally:
@@ -145,6 +161,17 @@ class Arena:
             guard.deferred.append((self, (st.gen, st.block, st.offset, st.nbytes)))
 
     def _give_back(self, gen, block, offset, size):
+        scope = self.scopes[-1]
+        cur = self.cur
+        if scope.gen is gen and offset + size == self.top and self.blocks[cur] is block:
+            # NOTE: the common case (the newest temporary of the innermost scope dies) in
+            # a few comparisons: the bump pointer steps back over it
+            scope.in_use -= size
+            self.in_use -= size
+            self.top = offset
+            if scope.free or not offset:
+                self._lower_top(scope)
+            return
         for scope in reversed(self.scopes):
             if scope.gen is gen:
                 break
@@ -153,7 +180,7 @@ class Arena:
         pos = self._position(block)
         scope.in_use -= size
         self.in_use -= size
-        if scope is self.scopes[-1] and pos == self.cur and offset + size == self.top:
+        if scope is self.scopes[-1] and pos == cur and offset + size == self.top:
             self.top = offset
             self._lower_top(scope)
         else:

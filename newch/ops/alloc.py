@@ -17,15 +17,20 @@ def kernels():
     return ctx.kernels
 
 
+# NOTE: at most this many elements, elementwise ops call the kernels' serial loop directly
+# (``serial_loop``; below their SERIAL_MAX): no thread pool, no thread count to apply.
+SERIAL = 4096
+
+
 def empty(shape, dtype, persistent=False):
     """A new uninitialised tensor: temporary, or persistent inside ``persistent()``."""
-    n = 1
+    n = dtype.itemsize
     for s in shape:
         n *= s
-    nbytes = n * dtype.itemsize
-    st = default_context().alloc(nbytes, persistent)
-    a = st.buf[:nbytes].view(dtype.np).reshape(shape)
-    return Tensor._make(a, st)
+    ctx = default_context()
+    st = ctx.pool.alloc(n) if persistent or ctx._local.persistent else ctx.arena.alloc(n)
+    # NOTE: one numpy call (not slice + view + reshape): C-contiguous over the storage's bytes
+    return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
 
 
 def empty_like_array(a, dtype=None):

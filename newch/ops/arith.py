@@ -38,7 +38,8 @@ def _scaled(op, input, other, alpha):
 
 def add(input, other, *, alpha=1):
     """input + alpha * other, with broadcasting and type promotion."""
-    other = _scaled("add", input, other, alpha)
+    if type(alpha) is not int or alpha != 1:       # NOTE: the default skips a call
+        other = _scaled("add", input, other, alpha)
     out = binary("add", C.ADD, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)

@@ -1,7 +1,8 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
 from .. import dtypes as D
+from ..autograd.graph import is_grad_enabled
 from ..tensor import Tensor
-from .alloc import data, empty, kernels
+from .alloc import data, empty, kernels, view_of
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
 
@@ -106,24 +107,47 @@ def _batch_view(X, batch):
     return tmp._a.reshape((bs,) + X.shape[-2:]), tmp
 
 
+def _transposed(t):
+    """True when 2-D ``t`` is the transpose of a C-contiguous matrix (``w.t()``, ``w.T``)."""
+    a = t._a
+    if a.ndim != 2 or a.shape[0] < 2 or a.shape[1] < 2:
+        return False
+    return a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
+
+
 def _record_matmul(out, input, other):
     sa, sb = input.shape, other.shape
     ga, gb = input._rg, other._rg
+    # NOTE: a gradient takes the layout of its operand, as in PyTorch: for ``x @ w.t()`` the
+    # gemm writes w's gradient as a C-contiguous (out, in) matrix and passes its transpose
+    # view, so the gradient reaching ``w`` is contiguous (no transposing copy into .grad).
+    # The gemm folds each element over k in order whatever the operands' layout: the
+    # bits are the same either way.
+    ta = ga and len(sa) == 2 and len(sb) == 2 and _transposed(input)
+    tb = gb and len(sa) == 2 and len(sb) == 2 and _transposed(other)
     saved, restore = pack(input if gb else None, other if ga else None)
+
+    mm = len(sa) == 2 and len(sb) == 2
 
     def backward(g, *s):
         a, b = restore(*s)     # NOTE: each only when the other side needs its gradient
+        if mm and not is_grad_enabled():
+            return _mm_grads(g, a, b, ta, tb)
         gg = g
         if len(sb) == 1:       # NOTE: this one first: for 1-D @ 1-D, g is 0-d
             gg = gg.unsqueeze(-1)
         if len(sa) == 1:
             gg = gg.unsqueeze(-2)
         da = db = None
-        if ga:
+        if ta:
+            da = matmul(b, gg.t()).t()
+        elif ga:
             b = b.unsqueeze(-1) if len(sb) == 1 else b
             da = sum_to(matmul(gg, b.transpose(-1, -2)), (1,) + tuple(sa) if len(sa) == 1 else sa)
             da = da.reshape(sa)
-        if gb:
+        if tb:
+            db = matmul(gg.t(), a).t()
+        elif gb:
             a = a.unsqueeze(0) if len(sa) == 1 else a
             db = sum_to(matmul(a.transpose(-1, -2), gg), tuple(sb) + (1,) if len(sb) == 1 else sb)
             db = db.reshape(sb)
@@ -131,3 +155,28 @@ def _record_matmul(out, input, other):
     record(out, "MmBackward0" if input.ndim == 2 and other.ndim == 2 else "MatmulBackward0",
            (input, other), backward, saved)
 
+
+def _mm_grads(g, a, b, ta, tb):
+    """The gradients of a 2-D ``a @ b`` for ``g`` without recording a graph (no create_graph):
+    gemms straight on the arrays, transposes as numpy views (no transpose op, no node).
+
+    ``a`` / ``b`` are None when the other side needs no gradient; ``ta`` / ``tb`` ask for
+    that gradient in transposed layout (see ``_record_matmul``).
+    """
+    G = data(g, "MmBackward0")
+    da = db = None
+    if b is not None:
+        B = data(b, "MmBackward0")
+        if ta:
+            t = _gemm(B, G.T, g.dtype)
+            da = view_of(t, t._a.T)
+        else:
+            da = _gemm(G, B.T, g.dtype)
+    if a is not None:
+        A = data(a, "MmBackward0")
+        if tb:
+            t = _gemm(G.T, A, g.dtype)
+            db = view_of(t, t._a.T)
+        else:
+            db = _gemm(A.T, G, g.dtype)
+    return da, db

@@ -3,7 +3,8 @@ import numpy as np
 
 from .. import dtypes as D
 from ..tensor import Tensor
-from .alloc import data, empty, is_scalar, kernels
+from ..context import default_context
+from .alloc import SERIAL, data, empty, is_scalar, kernels
 from .layout import broadcast_shapes, nd_views
 from ..kernels import codes as C
 
@@ -92,14 +93,20 @@ def as_array(x, dtype, op):
 
 def launch_unary(code, xa, out):
     """out = code(xa) elementwise; ``out`` a fresh C-contiguous array of xa's shape."""
-    if out.size == 0:
+    n = out.size
+    if n == 0:
+        return
+    if xa.flags.c_contiguous:
+        if xa.ndim != 1:
+            xa, out = xa.reshape(-1), out.reshape(-1)
+        if n <= SERIAL:
+            _serial_loop(default_context().kernels, "unary", code, xa, out)(xa, out, 0, n)
+        else:
+            kernels().unary(code, xa, out)
         return
     K = kernels()
-    if xa.flags.c_contiguous:
-        K.unary(code, xa.reshape(-1), out.reshape(-1))
-    else:
-        for xv, ov in nd_views(out.shape, [xa, out]):
-            K.unary_nd(code, xv, ov)
+    for xv, ov in nd_views(out.shape, [xa, out]):
+        K.unary_nd(code, xv, ov)
 
 
 def _scalar_of(X):
@@ -143,26 +150,94 @@ def launch_binary(code, A, B, out):
         K.binary_nd(code, av, bv, ov)
 
 
-def _same_layout(a, b):
-    """Arrays of one dtype and shape, both C-contiguous (the common case in a training step)."""
-    return (a.shape == b.shape and a.dtype == b.dtype and a.ndim
-            and a.flags.c_contiguous and b.flags.c_contiguous)
-
-
 def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
     """A new tensor ``code(a, b)``: promote, broadcast, launch."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        A, B = data(a, op), data(b, op)
-        # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes promote
-        # to themselves).
-        if _same_layout(A, B) and (compute_dtype is None or compute_dtype is a.dtype):
-            out = empty(A.shape, out_dtype or a.dtype)
-            kernels().binary(code, A.reshape(-1), B.reshape(-1), out._a.reshape(-1))
-            return out
+    if isinstance(a, Tensor):
+        A = a._a
+        if isinstance(b, Tensor):
+            B = b._a
+            # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes
+            # promote to themselves): same shape and dtype, both C-contiguous, both alive.
+            if (A.shape == B.shape and A.dtype == B.dtype and A.ndim and a._s.gen.alive
+                    and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)):
+                return _flat_binary(code, A, B, out_dtype or a.dtype)
+            if (A.dtype == B.dtype and a._s.gen.alive and b._s.gen.alive
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)
+                    and A.dtype.kind != "b" and A.ndim and B.ndim):
+                # NOTE: one dtype with dims on both sides (a bias add): it is the result dtype,
+                # only the broadcast remains to work out
+                out = empty(broadcast_shapes(op, A.shape, B.shape),
+                            out_dtype or D.from_numpy_dtype(A.dtype))
+                launch_binary(code, A, B, out._a)
+                return out
+        elif type(b) is float or type(b) is int:
+            # NOTE: fast path, float tensor (with dims) op Python float or int (not bool): the
+            # tensor's dtype wins and the number converts as ``as_array`` converts it.
+            if (A.ndim and a._s.gen.alive and A.flags.c_contiguous and A.dtype.kind == "f"
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)):
+                return _flat_scalar(code, A, A.dtype.type(b), out_dtype)
     dt = compute_dtype or operand_dtype(op, a, b)
     A, ka = as_array(a, dt, op)
     B, kb = as_array(b, dt, op)
     shape = broadcast_shapes(op, getattr(A, "shape", ()), getattr(B, "shape", ()))
     out = empty(shape, out_dtype or dt)
     launch_binary(code, A, B, out._a)
+    return out
+
+
+_LOOPS = {}     # (kernel namespace id, entry point, code, dtype, out dtype) -> serial loop
+
+
+def _serial_loop(K, what, code, a, out):
+    """The kernels' checked-once serial loop for ``what`` on a's and out's dtypes (cached).
+
+    Its callers here guarantee the layout it trusts: 1-D C-contiguous arrays of the dtypes
+    of the key, ``n`` <= ``SERIAL`` elements.
+    """
+    key = (id(K), what, code, a.dtype, out.dtype)
+    f = _LOOPS.get(key)
+    if f is None:
+        f = _LOOPS[key] = K.serial_loop(what, code, a, out)
+    return f
+
+
+def _flat_binary(code, A, B, out_dtype):
+    """``code(A, B)`` into a new tensor of ``out_dtype``; A, B alive, C-contiguous, one shape
+    and dtype."""
+    ctx = default_context()
+    n = A.size
+    # NOTE: alloc.empty inlined (the default context looked up once for memory and kernels)
+    nbytes = n * out_dtype.itemsize
+    st = ctx.pool.alloc(nbytes) if ctx._local.persistent else ctx.arena.alloc(nbytes)
+    o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    out = Tensor._make(o, st)
+    if A.ndim != 1:
+        if not n:
+            return out
+        A, B, o = A.reshape(-1), B.reshape(-1), o.reshape(-1)
+    if n <= SERIAL:
+        if n:
+            _serial_loop(ctx.kernels, "binary", code, A, o)(A, B, o, 0, n)
+    else:
+        ctx.apply_threads()
+        ctx.kernels.binary(code, A, B, o)
+    return out
+
+
+def _flat_scalar(code, A, s, out_dtype):
+    """``code(A, s)`` into a new tensor; A alive and C-contiguous, s a scalar of its dtype."""
+    out = empty(A.shape, out_dtype or D.from_numpy_dtype(A.dtype))
+    n = A.size
+    if A.ndim != 1:
+        if not n:
+            return out
+        A, o = A.reshape(-1), out._a.reshape(-1)
+    else:
+        o = out._a
+    if n <= SERIAL:
+        if n:
+            _serial_loop(default_context().kernels, "binary_scalar", code, A, o)(A, s, o, 0, n)
+    else:
+        kernels().binary_scalar(code, A, s, o)
     return out

@@ -7,11 +7,9 @@ from ..tensor import Tensor
 
 def needs_grad(*xs):
     """True when grad mode is on and any of ``xs`` is a tensor that requires grad."""
-    if not is_grad_enabled():
-        return False
     for x in xs:
         if isinstance(x, Tensor) and x._rg:
-            return True
+            return is_grad_enabled()      # NOTE: looked up only when some input requires grad
     return False
 
 

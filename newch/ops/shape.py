@@ -125,9 +125,9 @@ def permute(input, *dims):
     dims = tuple(norm_dim("permute", d, input.ndim) for d in dims)
     if len(set(dims)) != len(dims):
         raise ValueError(f"permute: repeated dim in {dims}")
-    out = view_of(input, np.transpose(data(input, "permute"), dims))
+    out = view_of(input, data(input, "permute").transpose(dims))
     if needs_grad(input):
-        inv = tuple(np.argsort(dims))
+        inv = tuple(sorted(range(len(dims)), key=dims.__getitem__))   # the inverse permutation
         record(out, "PermuteBackward0", (input,), lambda g: (permute(g, inv),))
     return out
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import codes as C
 
 __all__ = ["unary", "unary_nd", "binary", "binary_scalar", "binary_nd", "where_nd",
-           "copy_nd", "fill_nd", "axpby"]
+           "copy_nd", "fill_nd", "axpby", "serial_loop"]
 
 
 # ------------------------------------------------------------------ helpers
@@ -228,3 +228,18 @@ def axpby(a, x, b, y, out):
         raise ValueError("axpby: lengths differ")
     with np.errstate(all="ignore"):
         out[...] = a * x + b * y
+
+
+def serial_loop(what, code, a, out):
+    """Twin of the JIT's ``serial_loop``: ``binary`` / ``binary_scalar`` / ``unary`` on the span
+    ``[lo, hi)``, called as ``f(a, b, out, lo, hi)`` / ``f(a, s, out, lo, hi)`` / ``f(a, out, lo, hi)``."""
+    if a.ndim != 1 or out.ndim != 1 or a.shape != out.shape:
+        raise ValueError(f"{what}: expected 1-D arrays of one length, got shapes {a.shape} and "
+                         f"{out.shape}")
+    if what == "binary":
+        return lambda a, b, out, lo, hi: binary(code, a[lo:hi], b[lo:hi], out[lo:hi])
+    if what == "binary_scalar":
+        return lambda a, s, out, lo, hi: binary_scalar(code, a[lo:hi], s, out[lo:hi])
+    if what == "unary":
+        return lambda a, out, lo, hi: unary(code, a[lo:hi], out[lo:hi])
+    raise ValueError(f"serial_loop: unknown entry point {what!r}")
