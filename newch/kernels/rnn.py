@@ -22,8 +22,8 @@ from .jit import helper, kernel, prange
 __all__ = ["lstm_cell_forward", "lstm_cell_backward", "rows_matmul"]
 
 SERIAL_MAX = 65536     # B * H at or below this: no thread launch
-ROW_BLOCK = 8          # rows_matmul: output rows owned by one prange iteration
-MATMUL_SERIAL = 1 << 20   # rows_matmul: at or below this many multiply-adds, no thread launch
+ROW_BLOCK = 16         # rows_matmul: output rows owned by one prange iteration
+MATMUL_SERIAL = 1 << 22   # rows_matmul: at or below this many multiply-adds, no thread launch
 
 
 @helper
@@ -118,7 +118,10 @@ def _rows(a, b, out, r0, r1):
     for r in range(r0, r1):
         for n in range(N):
             out[r, n] = 0.0
-        for k in range(K):
+    # NOTE: k outermost: each b row is read once per block of rows and stays in L1 while
+    # it updates them (a row at a time, it streamed all of b per output row).
+    for k in range(K):
+        for r in range(r0, r1):
             av = a[r, k]
             if av != 0.0:
                 for n in range(N):
@@ -138,7 +141,8 @@ def rows_matmul(a, b, out):
     if b.shape[0] != K or out.shape[0] != M or out.shape[1] != N:
         raise ValueError("rows_matmul: shapes do not match")
     if M * K * N <= MATMUL_SERIAL:
-        _rows(a, b, out, 0, M)
+        for r0 in range(0, M, ROW_BLOCK):
+            _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M))
         return
     nblk = (M + ROW_BLOCK - 1) // ROW_BLOCK
     for i in prange(nblk):

@@ -24,6 +24,7 @@ from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
 
 ENABLED = True
+ROWS_MATMUL_MAX = 1 << 22   # multiply-adds up to which backward's products skip the gemm
 
 
 def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
@@ -114,8 +115,12 @@ def _backward_steps(gY, w_hh, G, C, reverse):
 
 
 def _product(a, b, spare=None):
-    """a @ b for 2-D tensors through ``rows_matmul`` (no gemm scratch), written into the front
-    of ``spare`` (a dead contiguous buffer of this backward) when it fits, else a new tensor."""
+    """a @ b for 2-D tensors, written into the front of ``spare`` (a dead contiguous buffer of
+    this backward) when it fits, else into a new tensor.
+
+    Small products use ``rows_matmul`` (no scratch; the gemm's packing scratch would be the
+    size of an operand), large ones the gemm (15-20x faster there, its scratch is transient).
+    """
     shape = (a.shape[0], b.shape[1])
     n = shape[0] * shape[1]
     if spare is not None and spare.numel() >= n and spare._a.flags.c_contiguous \
@@ -123,5 +128,11 @@ def _product(a, b, spare=None):
         out = spare.reshape(-1)[:n].reshape(shape)
     else:
         out = empty(shape, a.dtype)
-    kernels().rows_matmul(data(a, "LSTM backward"), data(b, "LSTM backward"), out._a)
+    K = kernels()
+    A, B = data(a, "LSTM backward"), data(b, "LSTM backward")
+    if n * a.shape[1] <= ROWS_MATMUL_MAX:
+        K.rows_matmul(A, B, out._a)
+    else:
+        scratch = empty((K.gemm_scratch(shape[0], shape[1], a.shape[1]),), a.dtype)
+        K.gemm(A, B, out._a, scratch._a)
     return out
