@@ -56,12 +56,14 @@ def lstm_cell_forward(gates, rec, bias, c_prev, c, h):
     """One LSTM step after the gemms.
 
     gates: (B, 4H) in: x @ W_ih^T; out: activated gates i, f, g, o.
-    rec: (B, 4H) h_prev @ W_hh^T. bias: (4H,) b_ih + b_hh. c_prev: (B, H). c, h: (B, H) outputs (c may not alias c_prev).
+    rec: (B, 4H) h_prev @ W_hh^T. bias: (4H,) b_ih + b_hh. c_prev: (B, H).
+    c, h: (B, H) outputs (c may not alias c_prev).
     Example: ``lstm_cell_forward(gx_t, hw, b, c0, c1, h1)``.
     """
     B, H = c.shape
-    if gates.shape[0] != B or gates.shape[1] != 4 * H or rec.shape[0] != B or rec.shape[1] != 4 * H \
-            or bias.shape[0] != 4 * H or c_prev.shape[0] != B or c_prev.shape[1] != H or h.shape[0] != B or h.shape[1] != H:
+    if gates.shape[0] != B or gates.shape[1] != 4 * H or rec.shape[0] != B \
+            or rec.shape[1] != 4 * H or bias.shape[0] != 4 * H or c_prev.shape[0] != B \
+            or c_prev.shape[1] != H or h.shape[0] != B or h.shape[1] != H:
         raise ValueError("lstm_cell_forward: gates/rec must be (B, 4H), c_prev/c/h (B, H)")
     if B * H <= SERIAL_MAX:
         for b in range(B):

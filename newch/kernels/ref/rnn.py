@@ -12,8 +12,8 @@ def _sigmoid(x):
 def lstm_cell_forward(gates, rec, bias, c_prev, c, h):
     """Activated gates in place, c' and h'; see kernels.rnn."""
     B, H = c.shape
-    if gates.shape != (B, 4 * H) or rec.shape != (B, 4 * H) or bias.shape != (4 * H,) or c_prev.shape != (B, H) \
-            or h.shape != (B, H):
+    if gates.shape != (B, 4 * H) or rec.shape != (B, 4 * H) or bias.shape != (4 * H,) \
+            or c_prev.shape != (B, H) or h.shape != (B, H):
         raise ValueError("lstm_cell_forward: gates/rec must be (B, 4H), c_prev/c/h (B, H)")
     pre = gates.astype(np.float64) + rec + bias
     i, f = _sigmoid(pre[:, :H]), _sigmoid(pre[:, H:2 * H])
