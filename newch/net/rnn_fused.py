@@ -41,6 +41,13 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     T, B, I = x.shape
     H = w_hh.shape[1]
     dt = x.dtype
+    if dt is not w_ih.dtype or (h0.dtype is not dt) or (c0.dtype is not dt):
+        raise ValueError(f"LSTM: input dtype ({dt}) and state dtypes ({h0.dtype}, {c0.dtype}) must "
+                         f"match the weight dtype ({w_ih.dtype}); convert the input with "
+                         f".to({w_ih.dtype}) or the model with .to({dt})")
+    if T == 0 or B == 0:
+        raise RuntimeError(f"LSTM: expected a non-empty sequence batch, got {T} time steps and "
+                           f"batch size {B}")
     x2 = x.reshape(T * B, I)                    # a copy only when x is not viewable (batch_first)
     with no_grad():
         bias = (b_ih + b_hh) if b_ih is not None else w_hh.new_zeros(4 * H)

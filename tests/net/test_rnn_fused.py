@@ -86,3 +86,11 @@ def test_stale_input_in_backward_raises():
     newch.step_end()
     with pytest.raises(newch.NcError):
         loss.backward()
+
+
+def test_mismatched_dtype_and_empty_sequence_name_the_layer():
+    lstm = newch.nn.LSTM(2, 3)
+    with pytest.raises(ValueError, match="LSTM: input dtype"):
+        lstm(newch.randn(4, 1, 2, dtype=newch.float64))
+    with pytest.raises(RuntimeError, match="LSTM"):
+        lstm(newch.randn(0, 1, 2))
