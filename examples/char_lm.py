@@ -85,31 +85,35 @@ def build(torch, vocab, hidden):
     return CharLM(), Logits
 
 
+def schedule(n_windows, a):
+    """(epochs, batches per epoch) giving at least ``a.steps`` batches (reshuffled each epoch)."""
+    per = n_windows // a.batch
+    epochs = -(-a.steps // per)
+    return epochs, -(-a.steps // epochs)
+
+
 def train(torch, model, x, y, a):
-    """``a.steps`` batches of Adam on cross-entropy: ``fit`` under newch, its loop under torch."""
+    """Adam on cross-entropy: ``fit`` under newch, the loop fit runs under torch."""
     F = torch.nn.functional
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    epochs, per_epoch = schedule(x.shape[0], a)
 
     def loss(out, target):
         return F.cross_entropy(out, target.reshape(-1))
 
     if torch.__name__ == "newch":
-        epochs = -(-a.steps // (x.shape[0] // a.batch))
         model.fit(x, y, loss=loss, optimizer=opt, batch_size=a.batch, epochs=epochs, verbose=0,
-                  steps_per_epoch=min(a.steps, x.shape[0] // a.batch))
-        return
-    done = 0
-    while done < a.steps:
+                  steps_per_epoch=per_epoch)
+        return epochs * per_epoch
+    for _ in range(epochs):
         order = torch.randperm(x.shape[0])
-        for i in range(0, x.shape[0] - a.batch + 1, a.batch):
-            idx = order[i:i + a.batch]
+        for i in range(per_epoch):
+            idx = order[i * a.batch:(i + 1) * a.batch]
             opt.zero_grad()
             value = loss(model(x[idx]), y[idx])
             value.backward()
             opt.step()
-            done += 1
-            if done == a.steps:
-                return
+    return epochs * per_epoch
 
 
 def held_out_loss(torch, lm, x, y, vocab):
@@ -150,13 +154,13 @@ def main():
     xv, yv = torch.tensor(xs[-n_val:][:64]), torch.tensor(ys[-n_val:][:64])
     lm, Logits = build(torch, len(chars), a.hidden)
     print(f"{torch.__name__}: {len(text)} characters, {len(chars)} distinct, {x.shape[0]} windows "
-          f"of {a.seq}; {a.steps} steps of batch {a.batch}")
+          f"of {a.seq}; batches of {a.batch}")
     print(f"held-out loss before: {held_out_loss(torch, lm, xv, yv, len(chars)):.4f}")
     t0 = time.perf_counter()
-    train(torch, Logits(lm), x, y, a)
+    steps = train(torch, Logits(lm), x, y, a)
     took = time.perf_counter() - t0
     print(f"held-out loss after: {held_out_loss(torch, lm, xv, yv, len(chars)):.4f} "
-          f"({took:.1f} s, {1000 * took / a.steps:.0f} ms/step)")
+          f"({steps} steps, {took:.1f} s, {1000 * took / steps:.0f} ms/step)")
     if a.save:
         np.savez(a.save, **{k: v.detach().numpy() for k, v in lm.state_dict().items()})
     if a.sample:
