@@ -5,7 +5,7 @@
 (b) 2 x TransformerEncoderLayer(128, 4, 512, dropout=0.1, batch_first=True) on (16, 64, 128) with
     a causal mask, Linear(128, 10) on the last position, cross_entropy, Adam lr 1e-3.
 
-    PYTHONPATH=. python benchmarks/sequence.py [--steps 8] [--cases lm,tf]
+    PYTHONPATH=. python benchmarks/sequence.py [--steps 8] [--cases lm,tf] [--threads 2]
 
 Prints median step times, the newch / torch ratio and newch's arena peak.
 """
@@ -74,13 +74,13 @@ def _time(lib, step, steps):
     return {"median_ms": 1000 * statistics.median(times), "peak_mib": peak / 2 ** 20}
 
 
-def _child(libname, case, steps):
+def _child(libname, case, steps, threads):
     if libname == "torch":
         import torch as lib
-        lib.set_num_threads(2)
+        lib.set_num_threads(threads)
     else:
         import newch as lib
-        lib.set_default_context(lib.Context(threads=2))
+        lib.set_default_context(lib.Context(threads=threads))
     print(json.dumps({"lm": _lm, "tf": _tf}[case](lib, steps)))
 
 
@@ -88,16 +88,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--cases", default="lm,tf")
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--child", nargs=2, metavar=("LIB", "CASE"))
     args = ap.parse_args()
     if args.child:
-        return _child(args.child[0], args.child[1], args.steps)
-    env = dict(os.environ, OMP_NUM_THREADS="2")
+        return _child(args.child[0], args.child[1], args.steps, args.threads)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print(f"{'case':6} {'newch ms':>10} {'torch ms':>10} {'ratio':>7} {'newch arena peak':>18}")
     for case in args.cases.split(","):
         res = {}
         for lib in ("newch", "torch"):
-            p = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--child", lib, case],
+            p = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--threads",
+                                str(args.threads), "--child", lib, case],
                                capture_output=True, text=True, env=env)
             if p.returncode:
                 print(f"{case} {lib} failed:\n{p.stderr[-2000:]}")

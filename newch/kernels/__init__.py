@@ -21,7 +21,7 @@ iteration; the split depends on shapes only. Small inputs take a serial path.
 import types
 
 MODULES = ("elementwise", "reduce", "matmul", "indexing", "optim", "optim_adam", "optim_rms", "norm",
-           "dropout", "loss", "conv", "pool", "mask")
+           "dropout", "loss", "conv", "pool", "mask", "rnn")
 _loaded = {}
 
 

@@ -77,12 +77,16 @@ class MultiheadAttention(Module):
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
 
-    def _project(self, query, key, value):
+    def _project(self, query, key, value, self_attention=False):
         e = self.embed_dim
         b = self.in_proj_bias
         bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
         if self._qkv_same_embed_dim:
             w = self.in_proj_weight
+            if self_attention:
+                # NOTE: self-attention: one product for q, k and v (one gemm each way in
+                # backward instead of three, and no zero-padded gradient per weight slice)
+                return F.linear(query, w, b).chunk(3, -1)
             wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
@@ -110,6 +114,7 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         batched = query.ndim == 3
+        same = query is key and key is value
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
@@ -123,7 +128,7 @@ class MultiheadAttention(Module):
         if query.shape[-1] != self.embed_dim:
             raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got "
                                  f"{query.shape[-1]}")
-        q, k, v = self._project(query, key, value)
+        q, k, v = self._project(query, key, value, same)
         q, k, v = self._heads(q * (self.head_dim ** -0.5), n), self._heads(k, n), self._heads(v, n)
         scores = matmul(q, k.transpose(-2, -1))                      # the one (N, H, L, S) tensor
         self._mask_scores(scores, attn_mask, key_padding_mask, n, l, s)

@@ -11,6 +11,7 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter, empty_persistent
+from . import rnn_fused
 from .rnn_cells import gru_step, lstm_step, rnn_step
 from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .. import dtypes as D
@@ -156,6 +157,44 @@ class RNNBase(Module):
             elif self.batch_first:
                 x = x.transpose(0, 1)
         hs, cs = self._initial(hx, x, x.shape[1], batched)
+        if self.mode == "LSTM" and not self.proj_size and mask is None and rnn_fused.ENABLED:
+            x, h_n, c_n = self._forward_fused(x, hs, cs)
+        else:
+            x, h_n, c_n = self._forward_steps(x, hs, cs, mask)
+        h_out = stack(h_n, 0)
+        c_out = stack(c_n, 0) if self.mode == "LSTM" else None
+        if packed:
+            out = pack_padded_sequence(x, lengths, enforce_sorted=input.sorted_indices is None)
+            out = PackedSequence(out.data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+        elif not batched:
+            out = x.squeeze(1)
+            h_out = h_out.squeeze(1)
+            c_out = c_out.squeeze(1) if c_out is not None else None
+        else:
+            out = x.transpose(0, 1) if self.batch_first else x
+        return out, ((h_out, c_out) if self.mode == "LSTM" else h_out)
+
+    def _forward_fused(self, x, hs, cs):
+        """LSTM layers on ``rnn_fused``: one graph node per layer-direction, not per step."""
+        dirs = 2 if self.bidirectional else 1
+        sfx = self._suffixes()
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                w_ih, w_hh, b_ih, b_hh, _ = self._weights(sfx[k])
+                o, h, c = rnn_fused.lstm_sequence(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, d == 1)
+                outs.append(o)
+                h_n.append(h)
+                c_n.append(c)
+            x = outs[0] if dirs == 1 else cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, h_n, c_n
+
+    def _forward_steps(self, x, hs, cs, mask):
+        """Any recurrent layer, one step at a time on ``rnn_cells`` (packed batches, proj_size)."""
         xs = list(x.unbind(0))
         dirs = 2 if self.bidirectional else 1
         h_n, c_n = [], []
@@ -171,19 +210,7 @@ class RNNBase(Module):
             xs = outs[0] if dirs == 1 else [cat([a, b], 1) for a, b in zip(*outs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 xs = [F.dropout(v, self.dropout, True) for v in xs]
-        x = stack(xs, 0)
-        h_out = stack(h_n, 0)
-        c_out = stack(c_n, 0) if self.mode == "LSTM" else None
-        if packed:
-            out = pack_padded_sequence(x, lengths, enforce_sorted=input.sorted_indices is None)
-            out = PackedSequence(out.data, input.batch_sizes, input.sorted_indices, input.unsorted_indices)
-        elif not batched:
-            out = x.squeeze(1)
-            h_out = h_out.squeeze(1)
-            c_out = c_out.squeeze(1) if c_out is not None else None
-        else:
-            out = x.transpose(0, 1) if self.batch_first else x
-        return out, ((h_out, c_out) if self.mode == "LSTM" else h_out)
+        return stack(xs, 0), h_n, c_n
 
     def flatten_parameters(self):
         """Accepted for compatibility (cuDNN weight packing); does nothing on newch."""

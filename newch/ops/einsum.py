@@ -1,4 +1,11 @@
-"""``einsum`` (one- and two-operand forms, lowered to permute / sum / bmm) and ``baddbmm``."""
+"""``einsum`` (one- and two-operand forms, lowered to permute / sum / bmm) and ``baddbmm``.
+
+``...`` stands for the dims no letter names; they broadcast between operands as in numpy:
+each is given a free letter (right-aligned across operands), and an operand whose such dim has
+size 1 where another's is larger drops it, so the product broadcasts along it.
+"""
+import string
+
 from .alloc import check_tensor
 from .matmul import bmm
 from .reduce import sum as _sum
@@ -7,8 +14,7 @@ from .reduce import sum as _sum
 def _parse(equation, n):
     eq = equation.replace(" ", "")
     if "." in eq:
-        raise NotImplementedError("einsum: '...' (ellipsis) subscripts are not supported yet; "
-                                  "name every dim with a letter")
+        raise ValueError(f"einsum: '.' may only appear as '...', once per term, got {equation!r}")
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != n:
@@ -27,6 +33,50 @@ def _parse(equation, n):
     return ins, out
 
 
+def _ellipsis(equation, operands):
+    """(equation, operands) with every '...' replaced by letters and broadcast dims squeezed."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if "..." not in eq or len(ins) != len(operands):
+        return eq, operands       # NOTE: _parse reports a wrong operand count
+    counts = []
+    for sub, t in zip(ins, operands):
+        if sub.count("...") > 1 or "." in sub.replace("...", ""):
+            raise ValueError(f"einsum: '.' may only appear as '...', once per term, got {equation!r}")
+        named = len(sub) - 3 if "..." in sub else len(sub)
+        if t.ndim < named:
+            raise RuntimeError(f"einsum: operand with subscripts {sub!r} has {t.ndim} dims, "
+                               f"expected at least {named}")
+        counts.append(t.ndim - named if "..." in sub else 0)
+    free = [c for c in string.ascii_letters if c not in eq]
+    letters = free[:max(counts)]
+    size = {}
+    for sub, t, e in zip(ins, operands, counts):
+        p = sub.find("...")
+        for k, c in enumerate(letters[len(letters) - e:]):
+            size[c] = max(size.get(c, 1), t.shape[p + k])
+    if not arrow:
+        plain = "".join(s.replace("...", "") for s in ins)
+        out = "".join(letters) + "".join(sorted(c for c in set(plain) if plain.count(c) == 1))
+    elif out.count("...") > 1 or "." in out.replace("...", ""):
+        raise ValueError(f"einsum: '.' may only appear as '...', once in the output, got {equation!r}")
+    else:
+        out = out.replace("...", "".join(letters))
+    new_ins, new_ops = [], []
+    for sub, t, e in zip(ins, operands, counts):
+        if "..." in sub:
+            p = sub.find("...")
+            mine = letters[len(letters) - e:]
+            drop = [k for k, c in enumerate(mine) if t.shape[p + k] == 1 and size[c] > 1]
+            for k in reversed(drop):
+                t = t.squeeze(p + k)
+            sub = sub.replace("...", "".join(c for k, c in enumerate(mine) if k not in drop))
+        new_ins.append(sub)
+        new_ops.append(t)
+    return ",".join(new_ins) + "->" + out, tuple(new_ops)
+
+
 def _reduce_only(x, sub, keep):
     """Sum ``x`` over the letters of ``sub`` not in ``keep``; returns (tensor, remaining letters)."""
     dims = [i for i, c in enumerate(sub) if c not in keep]
@@ -43,11 +93,14 @@ def _permute_to(x, sub, order):
 def einsum(equation, *operands):
     """Sums of products named by subscripts, as ``numpy.einsum``: ``einsum("bij,bjk->bik", a, b)``.
 
-    One or two operands, letters only (no '...', no repeated letter within one term).
+    One or two operands; letters, and '...' for unnamed dims (broadcast as in numpy); no
+    repeated letter within one term.
 
     Example:
         >>> einsum("ij,jk->ik", newch.ones(2, 3), newch.ones(3, 2)).tolist()
         [[3.0, 3.0], [3.0, 3.0]]
+        >>> einsum("...ij,...jk", newch.ones(5, 2, 3), newch.ones(3, 2)).shape
+        newch.Size([5, 2, 2])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -55,6 +108,7 @@ def einsum(equation, *operands):
         raise NotImplementedError(f"einsum: {len(operands)} operands; only 1 or 2 are supported")
     for i, t in enumerate(operands):
         check_tensor("einsum", t, f"operand {i}")
+    equation, operands = _ellipsis(equation, operands)
     ins, out = _parse(equation, len(operands))
     sizes = {}
     for t, sub in zip(operands, ins):
