@@ -14,7 +14,7 @@ from .tensor import Size, Tensor, release
 from . import ops
 from .ops import *  # noqa: F401,F403  (every public op; listed in __all__ below)
 from . import autograd
-from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import optim
 from . import net
 from .generator import Generator, ContextGenerator as _ContextGenerator

@@ -109,7 +109,7 @@ class SavedTensor:
         """Raise unless the saved memory is alive and unmodified."""
         st = self.storage
         if not st.gen.alive:
-            from ..errors import NcError
+            from .errors import NcError
             g = st.gen
             why = "release()" if g.how == "release()" else f"the step_end() of step {g.step}"
             raise NcError(

@@ -48,7 +48,7 @@ from .norm import norm   # NOTE: rebinds the ``ops.norm`` module name, as ``sele
 from .random import (bernoulli_, normal_, rand, rand_like, randint, randint_like, randn, randn_like,
                      randperm, uniform_)
 from .reduce import mean, nansum, prod, std, sum, var
-from .select import (addcdiv, addcmul, clamp, clamp_max, clamp_min, clip, isfinite, isinf, isnan,
+from .conditional import (addcdiv, addcmul, clamp, clamp_max, clamp_min, clip, isfinite, isinf, isnan,
                      lerp, masked_fill, masked_fill_, where)
 from .shape import (clone, contiguous, detach, detach_, expand, expand_as, flatten, movedim, permute,
                     reshape, reshape_as, squeeze, swapaxes, swapdims, t, to, transpose, type_as,

@@ -8,14 +8,14 @@ logits neither overflow nor lose precision.
 """
 import math
 
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..kernels import codes as C
 from .alloc import data, need_float, norm_dim
 from .arith import add, gt, mul, sub
-from .pointwise import launch_binary, launch_unary
+from .launch import launch_binary, launch_unary
 from .record import needs_grad, record
 from .reduce import reduce, sum as _sum
-from .select import where
+from .conditional import where
 from .unary import exp, expm1, gelu_erf, log, tanh
 
 _GELU_K = math.sqrt(2.0 / math.pi)

@@ -5,7 +5,7 @@ from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
 from .alloc import data
-from .pointwise import binary, operand_dtype
+from .launch import binary, operand_dtype
 from .record import needs_grad, pack, record, sum_to
 
 
@@ -140,7 +140,7 @@ def rdiv(input, other):
 
 def _trunc_div(input, other):
     """input / other rounded toward zero, in the operands' dtype, recording nothing."""
-    from ..autograd.graph import no_grad
+    from ..graph import no_grad
     from .unary import trunc
     dt = operand_dtype("div", input, other)
     if dt is D.bool_:
@@ -246,7 +246,7 @@ def pow(input, exponent):
 
         def backward(g, *s):
             from .unary import log
-            from .select import where
+            from .conditional import where
             input, exponent, out = restore(*s)
             da = db = None
             if ga:
@@ -276,7 +276,7 @@ def rpow(input, other):
         def backward(g, out, *x):
             if other != 0:
                 return (mul(mul(g, out), log_base),)
-            from .select import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
+            from .conditional import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
             return (where(ge(x[0], 0), 0.0, mul(mul(g, out), log_base)),)
         record(out, "PowBackward1", (input,), backward, saved=[out] + ([input] if other == 0 else []))
     return out
@@ -300,7 +300,7 @@ def _minmax(op, code, name, input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .select import where
+            from .conditional import where
             input, other = restore(*s)
             half = where(eq(input, other), mul(g, 0.5), g)
             mine = gt(input, other) if code == C.MAXIMUM else lt(input, other)
@@ -329,7 +329,7 @@ def atan2(input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .select import where
+            from .conditional import where
             input, other = restore(*s)
             den = add(mul(input, input), mul(other, other))
             at0 = eq(den, 0)      # NOTE: at (0, 0) PyTorch gives both gradients 0, not 0/0

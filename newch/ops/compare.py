@@ -4,7 +4,7 @@
 only to the same infinity, NaN only to NaN when ``equal_nan``), made of the
 elementwise ops, so it has their broadcasting, memory and determinism.
 """
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..tensor import Tensor
 from .alloc import check_tensor, data
 

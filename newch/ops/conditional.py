@@ -4,7 +4,7 @@ from ..tensor import Tensor
 from .alloc import check_writable, data, empty, is_scalar, kernels
 from .arith import add, div, mul, sub
 from .layout import broadcast_shapes, nd_views
-from .pointwise import as_array, check_fits, operand_dtype
+from .launch import as_array, check_fits, operand_dtype
 from .record import needs_grad, pack, record, sum_to
 
 
@@ -52,7 +52,7 @@ def clamp(input, min=None, max=None):
     if any(is_scalar(a) and isinstance(b, Tensor) and b.ndim > 0 for a, b in ((min, max), (max, min))):
         raise TypeError("clamp: min and max must both be numbers or both be tensors (as in PyTorch)")
     from .arith import maximum, minimum
-    from ..autograd.graph import no_grad
+    from ..graph import no_grad
     with no_grad():
         out = input
         if min is not None:
@@ -99,7 +99,7 @@ def clamp_max(input, max):
 
 def _clamp_scalar(x, value, which):
     from ..kernels import codes as C
-    from .pointwise import binary
+    from .launch import binary
     if not is_scalar(value):
         raise TypeError(f"clamp: {which} must be a number or Tensor, got {type(value).__name__}")
     return binary("clamp", C.MAXIMUM if which == "min" else C.MINIMUM, x, value,
@@ -118,7 +118,7 @@ def masked_fill(input, mask, value):
         else ishape
     # NOTE: a mask with more (or larger) dims than input widens the result, as in PyTorch
     out = (input.expand(shape) if shape != ishape else input).clone()
-    from ..autograd.graph import no_grad
+    from ..graph import no_grad
     with no_grad():
         masked_fill_(out, mask, value)
     if needs_grad(input):

@@ -20,7 +20,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from ..kernels import codes as KC
 from .alloc import data, empty, kernels
-from .pointwise import launch_binary
+from .launch import launch_binary
 from .record import needs_grad, pack, record
 
 # Target size of one chunk of unfolded columns (the matrix kernel packs a copy of the same

@@ -9,7 +9,7 @@ from ..device import check_device
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
 from .shape import own
-from .pointwise import check_fits, copy_into
+from .launch import check_fits, copy_into
 
 
 def _infer_dtype(obj):

@@ -4,7 +4,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..kernels import codes as C
 from .alloc import data, empty, kernels, norm_dim, norm_dims
 from .layout import reshape_view
@@ -44,7 +44,7 @@ def _strided3(a, dim):
     o = int(np.prod(moved.shape[:-1]))
     v = reshape_view(moved, (o, a.shape[dim], 1))
     if v is None:
-        from .pointwise import copy_into
+        from .launch import copy_into
         tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
         copy_into(moved, tmp._a)
         return tmp._a.reshape(o, a.shape[dim], 1), tmp
@@ -169,7 +169,7 @@ def logsumexp(input, dim, keepdim=False):
                 zshape = tuple(x.shape)
                 record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
             return out
-        from .select import where
+        from .conditional import where
         m = where(m.isinf(), 0.0, m)
         s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
         from .unary import log

@@ -6,7 +6,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import check_writable, data, empty, kernels, norm_dim, view_of
 from .layout import reshape_view
-from .pointwise import as_array, check_fits, copy_into
+from .launch import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
 

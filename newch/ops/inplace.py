@@ -15,13 +15,13 @@ on the thread count. The very same memory (``x.mul_(x)``) is fine.
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import is_grad_enabled
+from ..graph import is_grad_enabled
 from ..kernels import codes as C
 from ..tensor import Tensor
-from . import arith, select, unary
+from . import arith, conditional, unary
 from .alloc import check_writable, data, empty as _empty, is_scalar
 from .layout import broadcast_shapes
-from .pointwise import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
+from .launch import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .record import check_inplace, needs_grad, record, sum_to
 
 
@@ -214,15 +214,15 @@ mul_ = _inplace("mul_", arith.mul, _direct_binary("mul_", C.MUL))
 div_ = _inplace("div_", arith.div, _direct_binary("div_", C.DIV))
 pow_ = _inplace("pow_", arith.pow, _direct_binary("pow_", C.POW))
 remainder_ = _inplace("remainder_", arith.remainder, _direct_binary("remainder_", C.REMAINDER))
-clamp_ = _inplace("clamp_", select.clamp, _direct_clamp("both"))
+clamp_ = _inplace("clamp_", conditional.clamp, _direct_clamp("both"))
 clip_ = clamp_
-clamp_min_ = _inplace("clamp_min_", select.clamp_min, _direct_clamp("min"))
-clamp_max_ = _inplace("clamp_max_", select.clamp_max, _direct_clamp("max"))
-addcmul_ = _inplace("addcmul_", select.addcmul,
+clamp_min_ = _inplace("clamp_min_", conditional.clamp_min, _direct_clamp("min"))
+clamp_max_ = _inplace("clamp_max_", conditional.clamp_max, _direct_clamp("max"))
+addcmul_ = _inplace("addcmul_", conditional.addcmul,
                     _direct_fused("addcmul_", lambda s, t1, t2: arith.mul(t1, t2)))
-addcdiv_ = _inplace("addcdiv_", select.addcdiv,
+addcdiv_ = _inplace("addcdiv_", conditional.addcdiv,
                     _direct_fused("addcdiv_", lambda s, t1, t2: arith.div(t1, t2)))
-lerp_ = _inplace("lerp_", select.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
+lerp_ = _inplace("lerp_", conditional.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
 neg_ = _inplace("neg_", unary.neg, _direct_unary(C.NEG))
 abs_ = _inplace("abs_", unary.abs, _direct_unary(C.ABS))
 exp_ = _inplace("exp_", unary.exp, _direct_unary(C.EXP))

@@ -3,7 +3,7 @@ import math
 
 from ..tensor import Tensor
 from .alloc import data, empty, norm_dim
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import needs_grad, record
 
 

@@ -100,7 +100,7 @@ def _batch_view(X, batch):
     v = reshape_view(full, (bs,) + X.shape[-2:])
     if v is not None:
         return v, None
-    from .pointwise import copy_into
+    from .launch import copy_into
     tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
     copy_into(full, tmp._a)
     return tmp._a.reshape((bs,) + X.shape[-2:]), tmp

@@ -11,7 +11,7 @@ import math
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import needs_grad, pack, record
 from .shape import contiguous, reshape
 

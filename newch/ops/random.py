@@ -5,7 +5,7 @@ from .. import dtypes as D
 from ..generator import rng_of
 from .alloc import check_writable, data, empty, norm_shape
 from .creation import _check_device
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import check_inplace
 
 

@@ -7,7 +7,7 @@ from ..tensor import Tensor
 from .alloc import check_tensor, data, norm_dim
 from .creation import tensor
 from .indexing import index_select
-from .select import masked_fill
+from .conditional import masked_fill
 
 
 def _long(a):

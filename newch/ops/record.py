@@ -1,7 +1,7 @@
 """How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
 import weakref
 
-from ..autograd.graph import Accumulate, Node, SavedTensor, is_grad_enabled
+from ..graph import Accumulate, Node, SavedTensor, is_grad_enabled
 from ..tensor import Tensor
 
 

@@ -6,11 +6,11 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
-from ..autograd.graph import is_grad_enabled, no_grad
+from ..graph import is_grad_enabled, no_grad
 from .alloc import data, empty, kernels, norm_dims
 from .arith import div, mul, sub
 from .layout import reshape_view
-from .pointwise import copy_into, launch_binary
+from .launch import copy_into, launch_binary
 from .record import needs_grad, record
 
 
@@ -121,7 +121,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         shape = input.shape
 
         def backward(g, input):
-            from .select import where
+            from .conditional import where
             gg = _expand_back(g, shape, dims, keepdim).expand(shape)
             return (where(input != input, 0.0, gg),)
         record(out, "NansumBackward0", (input,), backward, saved=[input])
@@ -191,7 +191,7 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
             m = mean(input, dims, keepdim=True)
 
         def backward(g, input, out, m):
-            from .select import where
+            from .conditional import where
             gv = where(out == 0, 0.0, div(g, mul(out, 2.0)))
             return (_var_grad(gv, input, m, dims, keepdim, dof),)
         record(out, "StdBackward0", (input,), backward, saved=[input, out, m])
@@ -210,7 +210,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             # NOTE: out / x is exact except where x == 0; those need the product of the others.
             gg = _expand_back(g, shape, dims, keepdim)
             oo = _expand_back(out, shape, dims, keepdim)
-            from .select import where
+            from .conditional import where
             zero = input == 0
             if not bool(zero.any()):
                 return (mul(gg, div(oo, input)),)
@@ -224,7 +224,7 @@ def _prod_without_each(x, dims):
     """The product of the other elements along ``dims``, where ``x`` is zero (what prod's
     backward needs there): the product of the nonzero rest if ``x`` is its slice's only
     zero, else 0. Arena ops only, no per-element loop."""
-    from .select import where
+    from .conditional import where
     zero = x == 0
     zeros = reduce("prod", C.SUM, zero, dims, True, D.int64)
     rest = reduce("prod", C.PROD, where(zero, 1.0, x), dims, True, x.dtype)

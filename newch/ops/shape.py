@@ -6,7 +6,7 @@ from ..device import check_device, device
 from ..tensor import Tensor
 from .alloc import data, empty, making_persistent, norm_dim, view_of
 from .layout import reshape_view
-from .pointwise import cast, copy_into
+from .launch import cast, copy_into
 from .record import needs_grad, record, sum_to
 
 

@@ -5,7 +5,7 @@ from .. import dtypes as D
 from ..kernels import codes as C
 from .alloc import data, empty
 from .arith import add, div, mul, sub
-from .pointwise import cast, launch_unary
+from .launch import cast, launch_unary
 from .record import needs_grad, record
 from .relu import relu_saving_bits
 

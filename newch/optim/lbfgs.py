@@ -5,7 +5,7 @@ re-evaluates the loss (and its gradient). The algorithm and its state follow PyT
 """
 import numpy as np
 
-from ..autograd.graph import enable_grad, no_grad
+from ..graph import enable_grad, no_grad
 from ..context import default_context
 from ..ops.alloc import data
 from ..ops.creation import tensor

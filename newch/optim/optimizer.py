@@ -16,11 +16,11 @@ import copy
 from collections import defaultdict
 from numbers import Real
 
-from ..autograd.graph import enable_grad
+from ..graph import enable_grad
 from ..context import default_context
 from ..dtypes import float32
 from ..ops.alloc import data, empty
-from ..ops.pointwise import copy_into
+from ..ops.launch import copy_into
 from ..tensor import Tensor
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import dtypes as D
 from ... import ops
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops import loss as _loss_ops
 from ...ops.alloc import data
 from ...ops.record import needs_grad, record

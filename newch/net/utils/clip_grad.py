@@ -7,7 +7,7 @@ temporary 0-d tensor: read it with ``.item()`` before ``step_end()``.
 import math
 from numbers import Real
 
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops.arith import add, div
 from ...ops.join import stack
 from ...ops.norm import vector_norm

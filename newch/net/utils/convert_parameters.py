@@ -1,5 +1,5 @@
 """Parameters to one flat vector and back (``torch.nn.utils.parameters_to_vector`` and inverse)."""
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops.join import cat
 from ...tensor import Tensor
 
