@@ -44,7 +44,7 @@ from .inplace import (abs_, add_, addcdiv_, addcmul_, clamp_, clamp_max_, clamp_
                       round_, sigmoid_, sqrt_, sub_, tanh_, zero_)
 from .join import cat, chunk, concat, narrow, select as select_index, split, stack, unbind
 from .matmul import bmm, matmul, mm
-from .norm import norm   # NOTE: rebinds the ``ops.norm`` module name, as ``select`` below
+from .norms import norm
 from .random import (bernoulli_, normal_, rand, rand_like, randint, randint_like, randn, randn_like,
                      randperm, uniform_)
 from .reduce import mean, nansum, prod, std, sum, var
@@ -62,10 +62,10 @@ from .diagonal import diag
 from .products import addmm, ger, outer
 from .random import bernoulli
 from .reduce import std_mean, var_mean
-from .unique import unique
+from .sets import unique
 # sequence-model ops (issue 14)
 from .cumulative import cumprod, cumsum
-from .einsum import baddbmm, einsum
+from .contraction import baddbmm, einsum
 from .ordering import argsort, sort, topk
 from .rearrange import flip, repeat, repeat_interleave, roll, tile, tril, triu
 from .sampling import multinomial

@@ -10,7 +10,7 @@ from numbers import Real
 from ...graph import no_grad
 from ...ops.arith import add, div
 from ...ops.join import stack
-from ...ops.norm import vector_norm
+from ...ops.norms import vector_norm
 from ...ops.alloc import stale
 from ...ops.creation import tensor as _tensor
 from ...tensor import Tensor
