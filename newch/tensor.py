@@ -301,7 +301,7 @@ class Tensor:
 
     def cpu(self, memory_format=None):
         """This tensor (it is on the CPU already); inside ``persistent()`` a persistent copy."""
-        from .ops.shape import own    # NOTE: ops sit above tensor.py
+        from .ops.convert import own    # NOTE: ops sit above tensor.py
         return own(self)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):

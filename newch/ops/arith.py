@@ -8,6 +8,20 @@ from .alloc import data
 from .launch import binary, operand_dtype
 from .record import needs_grad, pack, record, sum_to
 
+__all__ = [
+    "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "divide", "eq",
+    "floor_divide", "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne",
+    "not_equal", "pow", "remainder", "sub", "true_divide"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "divide", "eq",
+    "floor_divide", "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne",
+    "not_equal", "pow", "remainder", "sub", "true_divide"
+]
+
 
 def _shape(x):
     return x.shape if isinstance(x, Tensor) else ()

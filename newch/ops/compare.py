@@ -8,6 +8,9 @@ from ..graph import no_grad
 from ..tensor import Tensor
 from .alloc import check_tensor, data
 
+__all__ = ["allclose", "equal", "isclose"]
+TENSOR_METHODS = ["allclose", "equal", "isclose"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise: are ``input`` and ``other`` equal within ``atol + rtol * |other|``?

@@ -7,6 +7,16 @@ from .layout import broadcast_shapes, nd_views
 from .launch import as_array, check_fits, operand_dtype
 from .record import needs_grad, pack, record, sum_to
 
+__all__ = [
+    "addcdiv", "addcmul", "clamp", "clamp_max", "clamp_min", "clip", "isfinite", "isinf", "isnan",
+    "lerp", "masked_fill", "masked_fill_", "where"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "addcdiv", "addcmul", "clamp", "clamp_max", "clamp_min", "clip", "isfinite", "isinf", "isnan",
+    "lerp", "masked_fill", "masked_fill_"
+]
+
 
 def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (scalars allowed)."""

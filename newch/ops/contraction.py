@@ -1,7 +1,10 @@
 """``einsum`` (one- and two-operand forms, lowered to permute / sum / bmm) and ``baddbmm``."""
 from .alloc import check_tensor
-from .matmul import bmm
+from .matrix import bmm
 from .reduce import sum as _sum
+
+__all__ = ["baddbmm", "einsum"]
+TENSOR_METHODS = ["baddbmm"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def _parse(equation, n):

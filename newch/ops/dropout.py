@@ -14,7 +14,7 @@ from ..context import default_context
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
 from .record import needs_grad, record
-from .shape import contiguous
+from .convert import contiguous
 
 
 def _check_p(op, p):

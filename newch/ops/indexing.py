@@ -9,6 +9,12 @@ from .layout import reshape_view
 from .launch import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
 
+__all__ = ["gather", "index_select", "masked_select", "nonzero", "scatter_add", "scatter_add_", "select"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "gather", "index_select", "masked_select", "nonzero", "scatter_add", "scatter_add_", "select"
+]
+
 
 def _as_index(op, x):
     """A numpy-style index: ints, slices, None, Ellipsis, or int64/bool arrays from tensors/lists."""
@@ -451,3 +457,12 @@ def _zero_at(g, template, ts):
 def _with_ellipsis(items):
     """Basic index items that always give a view (a trailing ... keeps 0-d results arrays)."""
     return items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim`` (a view without that dim)."""
+    d = norm_dim("select", dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select: index {index} out of range for dim {d} of size {n}")
+    return input[(slice(None),) * d + (index,)]

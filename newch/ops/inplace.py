@@ -18,11 +18,23 @@ from .. import dtypes as D
 from ..graph import is_grad_enabled
 from ..kernels import codes as C
 from ..tensor import Tensor
-from . import arith, conditional, unary
+from . import activation, arith, conditional, unary
 from .alloc import check_writable, data, empty as _empty, is_scalar
 from .layout import broadcast_shapes
 from .launch import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .record import check_inplace, needs_grad, record, sum_to
+
+__all__ = [
+    "abs_", "add_", "addcdiv_", "addcmul_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "copy_",
+    "div_", "exp_", "fill_", "floor_", "lerp_", "log_", "mul_", "neg_", "pow_", "relu_",
+    "remainder_", "round_", "sigmoid_", "sqrt_", "sub_", "tanh_", "zero_"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "abs_", "add_", "addcdiv_", "addcmul_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "copy_",
+    "div_", "exp_", "fill_", "floor_", "lerp_", "log_", "mul_", "neg_", "pow_", "relu_",
+    "remainder_", "round_", "sigmoid_", "sqrt_", "sub_", "tanh_", "zero_"
+]
 
 
 def _write(op, self, result):
@@ -200,7 +212,7 @@ def _inplace(op, fn, direct=None):
         if node is not None and any(s.storage is self._s for s in node.saved):
             # NOTE: the backward needs self's values from before the write (y.mul_(w) needs
             # y for w's gradient): compute from a copy, as PyTorch keeps the original self.
-            from .shape import clone
+            from .convert import clone
             result = fn(clone(self), *args, **kwargs)
         return _write(op, self, result)
     f.__name__ = op
@@ -230,7 +242,7 @@ log_ = _inplace("log_", unary.log, _direct_unary(C.LOG))
 sqrt_ = _inplace("sqrt_", unary.sqrt, _direct_unary(C.SQRT))
 sigmoid_ = _inplace("sigmoid_", unary.sigmoid, _direct_unary(C.SIGMOID))
 tanh_ = _inplace("tanh_", unary.tanh, _direct_unary(C.TANH))
-relu_ = _inplace("relu_", unary.relu, _direct_unary(C.RELU))
+relu_ = _inplace("relu_", activation.relu, _direct_unary(C.RELU))
 floor_ = _inplace("floor_", unary.floor, _direct_unary(C.FLOOR))
 round_ = _inplace("round_", unary.round, _direct_unary(C.ROUND))
 

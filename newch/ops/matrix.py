@@ -5,6 +5,9 @@ from .alloc import data, empty, kernels
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
 
+__all__ = ["bmm", "matmul", "mm"]
+TENSOR_METHODS = ["bmm", "matmul", "mm"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _check(op, a, b):
     for name, t in (("input", a), ("other", b)):

@@ -13,7 +13,8 @@ from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
 from .launch import copy_into
 from .record import needs_grad, pack, record
-from .shape import contiguous, reshape
+from .convert import contiguous
+from .shape import reshape
 
 
 def _param(op, t, n, name, x):

@@ -22,6 +22,9 @@ from .reduce import _expand_back, sum as _sum
 from .conditional import isnan, where
 from .unary import abs as _abs, sign, sqrt
 
+__all__ = ["norm"]
+TENSOR_METHODS = ["norm"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _float_input(op, x, dtype):
     """``x`` checked to be floating point, cast to ``dtype`` when given (no narrowing)."""

@@ -8,6 +8,12 @@ from .creation import _check_device
 from .launch import copy_into
 from .record import check_inplace
 
+__all__ = [
+    "bernoulli", "bernoulli_", "normal_", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "randperm", "uniform_"
+]
+TENSOR_METHODS = ["bernoulli", "bernoulli_", "normal_", "uniform_"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _float(op, dtype):
     dt = D.from_any(dtype) if dtype is not None else D.get_default_dtype()

@@ -9,6 +9,10 @@ from .creation import tensor
 from .indexing import index_select
 from .conditional import masked_fill
 
+__all__ = ["flip", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = ["flip", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu"]
+
 
 def _long(a):
     return tensor(np.ascontiguousarray(a, dtype=np.int64), dtype=D.int64)

@@ -1,4 +1,7 @@
-"""Reductions (sum, mean, var, max, argmax, logsumexp, ...) over all or given dims."""
+"""Reductions over all or given dims: sum, mean, var, std, prod, nansum, logsumexp, all, any.
+
+The extremes (max, min, argmax, ...) are in ``extrema.py`` and build on ``reduce`` here.
+"""
 import math
 
 import numpy as np
@@ -12,6 +15,10 @@ from .arith import div, mul, sub
 from .layout import reshape_view
 from .launch import copy_into, launch_binary
 from .record import needs_grad, record
+
+__all__ = ["all", "any", "logsumexp", "mean", "nansum", "prod", "std", "std_mean", "sum", "var", "var_mean"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = ["all", "any", "logsumexp", "mean", "nansum", "prod", "std", "sum", "var"]
 
 
 def _three_d(a, dims):
@@ -251,3 +258,58 @@ def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """
     return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed without overflow."""
+    dims = norm_dims("logsumexp", dim, input.ndim)
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    want_grad = needs_grad(input)
+    with no_grad():
+        m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
+        if m is None:
+            from .creation import full
+            out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
+            if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
+                zshape = tuple(x.shape)
+                record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
+            return out
+        from .conditional import where
+        m = where(m.isinf(), 0.0, m)
+        s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
+        from .unary import log
+        out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
+    if needs_grad(input):
+        def backward(g, x, out):
+            from .unary import exp
+            gg = _expand_back(g, x.shape, dims, keepdim)
+            oo = _expand_back(out, x.shape, dims, keepdim)
+            return (mul(gg, exp(sub(x, oo))),)
+        record(out, "LogsumexpBackward0", (input,), backward, saved=[x, out])
+    return out
+
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+def _logic_dims(op, input, dim):
+    """all / any: unlike sum, an empty dim list reduces nothing (PyTorch)."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        return ()
+    return norm_dims(op, dim, input.ndim)
+
+
+def _logic_dtype(input):
+    return D.uint8 if input.dtype is D.uint8 else D.bool_    # NOTE: PyTorch keeps uint8 here
+
+
+def all(input, dim=None, keepdim=False):
+    """True where every element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("all", C.ALL, input, _logic_dims("all", input, dim), keepdim, _logic_dtype(input))
+
+
+def any(input, dim=None, keepdim=False):
+    """True where some element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("any", C.ANY, input, _logic_dims("any", input, dim), keepdim, _logic_dtype(input))

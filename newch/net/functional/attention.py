@@ -12,7 +12,7 @@ import math
 from ...ops.activation import softmax
 from ...ops.alloc import check_tensor
 from ...ops.creation import tensor
-from ...ops.matmul import matmul
+from ...ops.matrix import matmul
 from .dropout import dropout as _dropout
 
 _NEG_INF = float("-inf")
