@@ -3,14 +3,16 @@
 Every read of the data goes through ``ops.alloc.data`` (or ``_check``), which
 first checks the storage's generation: a temporary whose step has ended raises
 ``NcError`` instead of exposing freed memory. Operations live in ``ops/`` and
-are bound as methods by ``newch.ops`` (``ops.bind_methods``) when it loads.
+are bound as methods by ``newch.ops`` (``ops/methods.py``) when it loads.
 """
 import weakref
 
 import numpy as np
 
 from . import dtypes as D
+from .context import default_context
 from .device import CPU, check_device
+from .format import tensor_repr
 
 
 class Size(tuple):
@@ -112,7 +114,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._a.shape)
-        from .ops.alloc import norm_dim
+        from .ops.alloc import norm_dim    # NOTE: ops sit above tensor.py
         return self._a.shape[norm_dim("size", dim, self._a.ndim)]
 
     def numel(self):
@@ -181,7 +183,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
-        from .autograd import backward
+        from .autograd import backward    # NOTE: the engine sits above tensor.py
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     @property
@@ -244,7 +246,7 @@ class Tensor:
     # -- reading values ------------------------------------------------------
     def _check(self, op):
         if not self._s.gen.alive:
-            from .ops.alloc import stale
+            from .ops.alloc import stale    # NOTE: ops sit above tensor.py
             raise stale(self, op)
         return self._a
 
@@ -272,7 +274,6 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):
-        from .format import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -359,7 +360,6 @@ def _persistent_clone(t):
 
 def _rebuild(cls, array, requires_grad):
     """Unpickling and deepcopy: a persistent tensor (of class ``cls``) holding ``array``'s values."""
-    from .context import default_context
     D.from_numpy_dtype(array.dtype)       # refuses dtypes newch does not have
     st = default_context().pool.alloc(array.nbytes)
     a = st.buf[:array.nbytes].view(array.dtype).reshape(array.shape)

@@ -1,32 +1,40 @@
 """newch operations: validate input, allocate the output, call a kernel, record the backward.
 
-Every public op is importable from here; ``bind_methods`` makes the ones that
-PyTorch also spells as Tensor methods (``x.sum()``, ``x + y``) methods.
+Every public op is importable from here (``__all__`` gathers each module's own
+``__all__``); the ones PyTorch also spells as Tensor methods are listed in each
+module's ``TENSOR_METHODS`` and bound by ``methods.py``.
 
-Where each op lives (one family per file):
+Where each op lives (one family per file; the file is named for what it holds):
 
 - ``alloc.py``: allocating outputs, reading inputs (the stale check), dims and shapes.
 - ``record.py``: attaching a backward to the graph (``record``, ``pack``, ``sum_to``).
-- ``pointwise.py``: the elementwise *launcher* (dtype promotion, broadcasting, casts).
+- ``launch.py``: the elementwise launcher (dtype promotion, broadcasting, casts).
 - ``layout.py``: strides, contiguity, dimension merging, views without copies.
+- ``methods.py``: which op each Tensor method and operator calls.
 - ``creation.py``: tensor, zeros, ones, full, arange, linspace, eye, ..._like.
 - ``random.py``: randn, rand, randint, randperm, bernoulli, normal_, uniform_.
-- ``arith.py``: + - * / // % pow, comparisons, logical and bitwise ops, maximum.
-- ``unary.py``: exp, log, sqrt, sin, tanh, sigmoid, abs, floor, ... (``relu.py``: relu).
-- ``activation.py``: softmax, log_softmax, gelu, elu, leaky_relu.
-- ``select.py``: where, clamp/clip, masked_fill, lerp, addcmul, isnan/isinf/isfinite.
+- ``arith.py``: + - * / // % pow, comparisons, logical and bitwise ops, maximum, minimum.
+- ``unary.py``: exp, log, sqrt, sin, tanh, sigmoid, abs, floor, round, ...
+- ``activation.py``: relu, silu, gelu, elu, leaky_relu, softmax, log_softmax
+  (``relu.py``: relu's bit-mask backward).
+- ``conditional.py``: where, clamp/clip, masked_fill, lerp, addcmul, isnan/isinf/isfinite.
 - ``compare.py``: isclose, allclose, equal.
-- ``reduce.py``: sum, mean, var, std, prod, nansum, var_mean, std_mean.
-- ``extrema.py``: max, min, amax, amin, argmax, argmin, all, any, logsumexp.
-- ``norm.py``: norm, vector / matrix norms (``newch.linalg``).
-- ``matmul.py``: matmul, mm, bmm; ``products.py``: addmm, outer.
-- ``shape.py``: reshape, view, permute, transpose, squeeze, expand, clone, detach, to.
-- ``join.py``: cat, stack, split, chunk, unbind, narrow, select.
-- ``indexing.py``: ``x[i]``, ``x[i] = v``, gather, index_select, scatter_add, masked_select.
-- ``diagonal.py``: diag; ``unique.py``: unique.
+- ``reduce.py``: sum, mean, var, std, prod, nansum, var_mean, std_mean, logsumexp, all, any.
+- ``extrema.py``: max, min, amax, amin, argmax, argmin.
+- ``norms.py``: norm, vector / matrix norms (``newch.linalg``).
+- ``matrix.py``: matmul, mm, bmm; ``products.py``: addmm, outer; ``contraction.py``: einsum, baddbmm.
+- ``shape.py``: reshape, view, permute, transpose, squeeze, unsqueeze, flatten, expand.
+- ``convert.py``: to, clone, detach, contiguous, type_as, ``.float()``-style casts.
+- ``join.py``: cat, stack, split, chunk, unbind, narrow.
+- ``indexing.py``: ``x[i]``, ``x[i] = v``, select, gather, index_select, scatter_add, masked_select.
+- ``rearrange.py``: flip, roll, repeat, tile, tril, triu; ``diagonal.py``: diag.
+- ``ordering.py``: sort, argsort, topk; ``sets.py``: unique; ``cumulative.py``: cumsum, cumprod.
+- ``sampling.py``: multinomial; ``new_like.py``: ``x.new_zeros(...)`` and friends.
 - ``inplace.py``: the ``op_`` forms (add_, mul_, clamp_, fill_, copy_, ...).
 - ``conv.py``, ``pool.py``, ``pad.py``: convolution, pooling, padding (``nn.functional``).
 - ``normalization.py``: batch / layer / group norm; ``dropout.py``; ``loss.py``: nll.
+
+No module shares its name with an op, so ``newch.ops.<module>`` is always the module.
 """
 from ..tensor import Tensor as _Tensor
 from .activation import *     # noqa: F401,F403  (each module's __all__ lists its public ops)
