@@ -22,6 +22,7 @@ class Size(tuple):
         return f"newch.Size({list(self)})"
 
     def numel(self):
+        """The number of elements of a tensor of this shape."""
         n = 1
         for s in self:
             n *= s
@@ -75,14 +76,17 @@ class Tensor:
     # -- metadata (no data read, valid even for a freed tensor) ----------------
     @property
     def shape(self):
+        """The size of each dimension, a ``newch.Size``."""
         return Size(self._a.shape)
 
     @property
     def dtype(self):
+        """The element type, e.g. ``newch.float32``."""
         return D.from_numpy_dtype(self._a.dtype)
 
     @property
     def ndim(self):
+        """The number of dimensions."""
         return self._a.ndim
 
     @property
@@ -92,10 +96,12 @@ class Tensor:
 
     @property
     def is_cuda(self):
+        """Always False: newch has no CUDA device."""
         return False
 
     @property
     def is_cpu(self):
+        """Always True."""
         return True
 
     @property
@@ -109,20 +115,24 @@ class Tensor:
         return self._s.gen.alive
 
     def dim(self):
+        """The number of dimensions (``ndim``)."""
         return self._a.ndim
 
     def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._a.shape)
         from .ops.alloc import norm_dim    # NOTE: ops sit above tensor.py
         return self._a.shape[norm_dim("size", dim, self._a.ndim)]
 
     def numel(self):
+        """The number of elements."""
         return self._a.size
 
     nelement = numel
 
     def element_size(self):
+        """Bytes per element."""
         return self._a.itemsize
 
     def __len__(self):
@@ -133,6 +143,7 @@ class Tensor:
     # -- autograd bookkeeping ------------------------------------------------
     @property
     def requires_grad(self):
+        """Whether autograd records operations on this tensor."""
         return self._rg
 
     @requires_grad.setter
@@ -152,14 +163,17 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for tensors not made by a recorded op (inputs, parameters)."""
         return self._node is None
 
     @property
     def grad_fn(self):
+        """The graph node that made this tensor (None for a leaf)."""
         return self._node
 
     @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (None until then)."""
         return self._grad
 
     @grad.setter
@@ -188,6 +202,7 @@ class Tensor:
 
     @property
     def retains_grad(self):
+        """True after ``retain_grad()`` on a non-leaf tensor."""
         return self._retain
 
     @property

@@ -24,22 +24,28 @@ class Tensor:
     def device(self) -> Any:
         """Where the tensor lives: always ``newch.device("cpu")``."""
     @property
-    def dtype(self) -> Any: ...
+    def dtype(self) -> Any:
+        """The element type, e.g. ``newch.float32``."""
     @property
-    def grad(self) -> Any: ...
+    def grad(self) -> Any:
+        """The gradient accumulated by ``backward()`` (None until then)."""
     @grad.setter
     def grad(self, value: Any) -> None: ...
     @property
-    def grad_fn(self) -> Any: ...
+    def grad_fn(self) -> Any:
+        """The graph node that made this tensor (None for a leaf)."""
     @property
     def is_alive(self) -> Any:
         """False once the memory behind this tensor was freed (step_end() or release())."""
     @property
-    def is_cpu(self) -> Any: ...
+    def is_cpu(self) -> Any:
+        """Always True."""
     @property
-    def is_cuda(self) -> Any: ...
+    def is_cuda(self) -> Any:
+        """Always False: newch has no CUDA device."""
     @property
-    def is_leaf(self) -> Any: ...
+    def is_leaf(self) -> Any:
+        """True for tensors not made by a recorded op (inputs, parameters)."""
     @property
     def is_persistent(self) -> Any:
         """True for parameters, buffers and tensors made inside ``persistent()``."""
@@ -47,15 +53,19 @@ class Tensor:
     def mT(self) -> Any:
         """The last two dims swapped (a batch of transposed matrices)."""
     @property
-    def ndim(self) -> Any: ...
+    def ndim(self) -> Any:
+        """The number of dimensions."""
     @property
-    def requires_grad(self) -> Any: ...
+    def requires_grad(self) -> Any:
+        """Whether autograd records operations on this tensor."""
     @requires_grad.setter
     def requires_grad(self, value: Any) -> None: ...
     @property
-    def retains_grad(self) -> Any: ...
+    def retains_grad(self) -> Any:
+        """True after ``retain_grad()`` on a non-leaf tensor."""
     @property
-    def shape(self) -> Any: ...
+    def shape(self) -> Any:
+        """The size of each dimension, a ``newch.Size``."""
 
     # defined in newch/tensor.py
     def __array__(self, dtype=..., copy=...): ...
@@ -80,19 +90,24 @@ class Tensor:
         """This tensor (it is on the CPU already); inside ``persistent()`` a persistent copy."""
     def cuda(self, device=..., non_blocking=..., memory_format=...):
         """Always an error: newch has no CUDA device."""
-    def dim(self): ...
-    def element_size(self): ...
+    def dim(self):
+        """The number of dimensions (``ndim``)."""
+    def element_size(self):
+        """Bytes per element."""
     def item(self):
         """The value of a one-element tensor as a Python number."""
-    def nelement(self): ...
-    def numel(self): ...
+    def nelement(self):
+        """The number of elements."""
+    def numel(self):
+        """The number of elements."""
     def numpy(self, *, force=...):
         """A numpy array: a copy for a temporary, a view for a persistent tensor."""
     def requires_grad_(self, requires_grad=...):
         """Set whether autograd records operations on this (leaf) tensor; returns self."""
     def retain_grad(self):
         """Keep ``.grad`` of this non-leaf tensor after backward."""
-    def size(self, dim=...): ...
+    def size(self, dim=...):
+        """The shape, or the size of dimension ``dim``."""
     def tolist(self):
         """The values as (nested) Python lists of numbers."""
 
@@ -230,10 +245,12 @@ class Tensor:
         """Limit values to [min, max] (either may be None; tensors broadcast)."""
     def clamp_(self, *args, **kwargs):
         """In-place ``clamp``: writes the result into ``self`` and returns it."""
-    def clamp_max(self, max): ...
+    def clamp_max(self, max):
+        """``clamp(input, max=max)``: every element at most ``max``."""
     def clamp_max_(self, *args, **kwargs):
         """In-place ``clamp_max``: writes the result into ``self`` and returns it."""
-    def clamp_min(self, min): ...
+    def clamp_min(self, min):
+        """``clamp(input, min=min)``: every element at least ``min``."""
     def clamp_min_(self, *args, **kwargs):
         """In-place ``clamp_min``: writes the result into ``self`` and returns it."""
     def clip(self, min=..., max=...):
@@ -284,7 +301,8 @@ class Tensor:
         """In-place ``exp``: writes the result into ``self`` and returns it."""
     def expand(self, *sizes):
         """Broadcast size-1 dims to ``sizes`` without copying (-1 keeps a size)."""
-    def expand_as(self, other): ...
+    def expand_as(self, other):
+        """``input.expand(other.shape)``: a broadcast view, no copy."""
     def expm1(self):
         """Elementwise ``expm1`` of ``input``."""
     def fill_(self, value):
@@ -434,7 +452,7 @@ class Tensor:
     def reciprocal(self):
         """Elementwise ``reciprocal`` of ``input``."""
     def relu(self):
-        """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``)."""
+        """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu_mask.py``)."""
     def relu_(self, *args, **kwargs):
         """In-place ``relu``: writes the result into ``self`` and returns it."""
     def remainder(self, other):
@@ -447,7 +465,8 @@ class Tensor:
         """Each entry of ``input`` repeated ``repeats`` times (an int, or one count per entry) along"""
     def reshape(self, *shape):
         """The same data in ``shape`` (one size may be -1): a view when possible, else a copy."""
-    def reshape_as(self, other): ...
+    def reshape_as(self, other):
+        """``input.reshape(other.shape)``."""
     def roll(self, shifts, dims=...):
         """``input`` rotated by ``shifts`` along ``dims`` (entries leaving one end enter at the other);"""
     def round(self, *, decimals=...):
@@ -522,7 +541,8 @@ class Tensor:
         """input / other; ``rounding_mode`` None (true division), "trunc" or "floor"."""
     def trunc(self):
         """Elementwise ``trunc`` of ``input``."""
-    def type_as(self, other): ...
+    def type_as(self, other):
+        """``input`` converted to ``other``'s dtype."""
     def unbind(self, dim=...):
         """A tuple of the slices of ``input`` along ``dim`` (each without that dim)."""
     def unflatten(self, dim, sizes):
@@ -537,7 +557,8 @@ class Tensor:
         """Variance over all elements or ``dim`` with Bessel's ``correction`` (1 by default)."""
     def view(self, *shape):
         """A view of the same data in ``shape``; ValueError if the strides do not allow one."""
-    def view_as(self, other): ...
+    def view_as(self, other):
+        """``input.view(other.shape)``: a view sharing ``input``'s memory."""
     def where(self, condition, other):
         """``x.where(condition, y)``: ``where(condition, x, y)`` (the tensor is the "true" side)."""
     def zero_(self):

@@ -16,7 +16,7 @@ Where each op lives (one family per file; the file is named for what it holds):
 - ``arith.py``: + - * / // % pow, comparisons, logical and bitwise ops, maximum, minimum.
 - ``unary.py``: exp, log, sqrt, sin, tanh, sigmoid, abs, floor, round, ...
 - ``activation.py``: relu, silu, gelu, elu, leaky_relu, softmax, log_softmax
-  (``relu.py``: relu's bit-mask backward).
+  (``relu_mask.py``: relu's bit-mask backward).
 - ``conditional.py``: where, clamp/clip, masked_fill, lerp, addcmul, isnan/isinf/isfinite.
 - ``compare.py``: isclose, allclose, equal.
 - ``reduce.py``: sum, mean, var, std, prod, nansum, var_mean, std_mean, logsumexp, all, any.

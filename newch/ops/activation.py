@@ -1,6 +1,6 @@
 """Activations: relu, silu, gelu, leaky_relu, elu, softmax, log_softmax.
 
-``relu`` keeps a bit mask for its backward (``ops/relu.py``); silu and the erf
+``relu`` keeps a bit mask for its backward (``ops/relu_mask.py``); silu and the erf
 form of gelu are one-kernel unary ops. The others have a hand-written backward.
 
 Each forward runs existing kernels under ``no_grad`` (so its intermediates are
@@ -19,7 +19,7 @@ from .launch import launch_binary, launch_unary
 from .record import needs_grad, record
 from .reduce import reduce, sum as _sum
 from .conditional import where
-from .relu import relu_saving_bits
+from .relu_mask import relu_saving_bits
 from .unary import _op, erf, exp, expm1, log, sigmoid, tanh
 
 __all__ = ["elu", "gelu", "leaky_relu", "log_softmax", "relu", "silu", "softmax"]
@@ -157,7 +157,7 @@ _relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0)
 
 
 def relu(input):
-    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``).
+    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu_mask.py``).
 
     Example:
         >>> relu(newch.tensor([-1.0, 2.0])).tolist()

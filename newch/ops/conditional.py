@@ -100,10 +100,12 @@ clip = clamp
 
 
 def clamp_min(input, min):
+    """``clamp(input, min=min)``: every element at least ``min``."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """``clamp(input, max=max)``: every element at most ``max``."""
     return clamp(input, max=max)
 
 

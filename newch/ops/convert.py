@@ -92,4 +92,5 @@ CASTS = {"float": _caster(D.float32), "double": _caster(D.float64), "long": _cas
 
 
 def type_as(input, other):
+    """``input`` converted to ``other``'s dtype."""
     return to(input, other.dtype)

@@ -94,14 +94,17 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
 
 
 def randn_like(input, *, dtype=None, requires_grad=False):
+    """Standard normal samples with ``input``'s shape (and dtype unless given)."""
     return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def rand_like(input, *, dtype=None, requires_grad=False):
+    """Uniform [0, 1) samples with ``input``'s shape (and dtype unless given)."""
     return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None):
+    """Random integers in [low, high) with ``input``'s shape (and dtype unless given)."""
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 

@@ -76,10 +76,12 @@ def view(input, *shape):
 
 
 def view_as(input, other):
+    """``input.view(other.shape)``: a view sharing ``input``'s memory."""
     return view(input, tuple(other.shape))
 
 
 def reshape_as(input, other):
+    """``input.reshape(other.shape)``."""
     return reshape(input, tuple(other.shape))
 
 
@@ -197,4 +199,5 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """``input.expand(other.shape)``: a broadcast view, no copy."""
     return expand(input, tuple(other.shape))
