@@ -33,8 +33,8 @@ def leaky_relu(input, negative_slope=0.01):
     """x where x > 0, else negative_slope * x.
 
     Example:
-        >>> leaky_relu(newch.tensor([-2.0, 3.0]), 0.1).tolist()
-        [-0.2, 3.0]
+        >>> leaky_relu(newch.tensor([-2.0, 3.0]), 0.25).tolist()
+        [-0.5, 3.0]
     """
     need_float("leaky_relu", input)
     with no_grad():

@@ -80,8 +80,13 @@ def pack(*xs):
     mixed tensor/number operands never captures a tensor itself.
 
     Example:
+        >>> x = newch.ones(2, requires_grad=True)
+        >>> with newch.no_grad():
+        ...     out = x * 2.0
         >>> saved, restore = pack(x, 2.0)
-        >>> record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+        >>> _ = record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+        >>> out.sum().backward(); x.grad.tolist()
+        [2.0, 2.0]
     """
     slots = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
     if len(slots) == len(xs):
