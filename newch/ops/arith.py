@@ -7,6 +7,7 @@ from ..tensor import Tensor
 from .alloc import data
 from .launch import binary, operand_dtype
 from .record import needs_grad, pack, record, sum_to
+from ..graph import no_grad
 
 __all__ = [
     "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "divide", "eq",
@@ -154,8 +155,7 @@ def rdiv(input, other):
 
 def _trunc_div(input, other):
     """input / other rounded toward zero, in the operands' dtype, recording nothing."""
-    from ..graph import no_grad
-    from .unary import trunc
+    from .unary import trunc   # NOTE: unary.py imports this module (a cycle)
     dt = operand_dtype("div", input, other)
     if dt is D.bool_:
         raise TypeError("div: rounding_mode='trunc' is not supported for bool tensors")
@@ -259,8 +259,8 @@ def pow(input, exponent):
         saved, restore = pack(input, exponent, out if gb else None)
 
         def backward(g, *s):
-            from .unary import log
-            from .conditional import where
+            from .unary import log   # NOTE: unary.py imports this module (a cycle)
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, exponent, out = restore(*s)
             da = db = None
             if ga:
@@ -314,7 +314,7 @@ def _minmax(op, code, name, input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .conditional import where
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, other = restore(*s)
             half = where(eq(input, other), mul(g, 0.5), g)
             mine = gt(input, other) if code == C.MAXIMUM else lt(input, other)
@@ -343,7 +343,7 @@ def atan2(input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .conditional import where
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, other = restore(*s)
             den = add(mul(input, input), mul(other, other))
             at0 = eq(den, 0)      # NOTE: at (0, 0) PyTorch gives both gradients 0, not 0/0

@@ -7,9 +7,11 @@ from .. import dtypes as D
 from ..kernels import codes as C
 from .alloc import data, empty, kernels, norm_dim, norm_dims
 from .layout import reshape_view
-from .arith import div, eq, mul
+from .arith import div, eq, logical_and, logical_or, maximum, minimum, mul, ne
 from .reduce import _expand_back, _out_shape, reduce
 from .record import needs_grad, record
+from .indexing import scatter_add_zeros
+from .launch import copy_into
 
 __all__ = ["amax", "amin", "argmax", "argmin", "max", "min"]
 # also bound as Tensor methods (ops/methods.py):
@@ -47,7 +49,6 @@ def _strided3(a, dim):
     o = int(np.prod(moved.shape[:-1]))
     v = reshape_view(moved, (o, a.shape[dim], 1))
     if v is None:
-        from .launch import copy_into
         tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
         copy_into(moved, tmp._a)
         return tmp._a.reshape(o, a.shape[dim], 1), tmp
@@ -72,7 +73,6 @@ def _extreme(op, code, argcode, input, dim, keepdim):
         shape = input.shape
 
         def backward(g, idx):
-            from .indexing import scatter_add_zeros
             if not shape:       # a 0-d input is its own max along dim 0
                 return (g,)
             return (scatter_add_zeros(shape, d, idx if keepdim else idx.unsqueeze(d),
@@ -92,7 +92,6 @@ def _spread(g, x, out, dims, keepdim, to_nan=False):
     oo = _expand_back(out, x.shape, dims, keepdim)
     hit = eq(x, oo)
     if to_nan and x.dtype.is_floating_point:
-        from .arith import logical_and, logical_or, ne
         hit = logical_or(hit, logical_and(ne(x, x), ne(oo, oo)))
     mask = hit.to(g.dtype)
     count = mask.sum(dims, keepdim=True)
@@ -102,7 +101,6 @@ def _spread(g, x, out, dims, keepdim, to_nan=False):
 def max(input, dim=None, keepdim=False):
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, maximum."""
     if isinstance(dim, type(input)):
-        from .arith import maximum
         return maximum(input, dim)
     return _extreme("max", C.MAX, C.ARGMAX, input, dim, keepdim)
 
@@ -110,7 +108,6 @@ def max(input, dim=None, keepdim=False):
 def min(input, dim=None, keepdim=False):
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, minimum."""
     if isinstance(dim, type(input)):
-        from .arith import minimum
         return minimum(input, dim)
     return _extreme("min", C.MIN, C.ARGMIN, input, dim, keepdim)
 

@@ -5,9 +5,12 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import check_writable, data, empty, kernels, norm_dim, view_of
-from .layout import reshape_view
+from .layout import broadcast_shapes, reshape_view
 from .launch import as_array, check_fits, copy_into
 from .record import check_inplace, needs_grad, record, sum_to
+from .creation import arange
+from .creation import tensor
+from .creation import zeros
 
 __all__ = ["gather", "index_select", "masked_select", "nonzero", "scatter_add", "scatter_add_", "select"]
 # also bound as Tensor methods (ops/methods.py):
@@ -75,7 +78,6 @@ def getitem(input, idx):
         template, tensors = _split_index("getitem", idx)
 
         def backward(g, *ts):
-            from .creation import zeros
             gi = zeros(shape, dtype=dt)
             _scatter_into(gi, _normalise("backward", _join_index(template, ts)), g)
             if needs_grad(g):     # create_graph=True: the scatter is differentiable in g
@@ -106,7 +108,6 @@ def _split_index(op, idx):
     template, tensors = [], []
     for i in (idx if is_tuple else (idx,)):
         if isinstance(i, (list, np.ndarray)):
-            from .creation import tensor
             i = tensor(_as_index(op, i))
         if isinstance(i, Tensor):
             template.append(_Slot(len(tensors)))
@@ -158,7 +159,6 @@ def _scatter_into(gi, items, g):
     else:
         # NOTE: the general case: the flat positions the forward read, found by indexing an
         # arange the same way; then one kernel adds g at them (no np.add.at scratch)
-        from .creation import arange
         ar = arange(dst.size, dtype=D.int64).reshape(dst.shape)
         pos = _advanced_get(ar, ar._a, items).reshape(-1)
         rows = 1
@@ -224,7 +224,6 @@ def index_select(input, dim, index):
         shape = input.shape
 
         def backward(g, index):
-            from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             ga = gi._a if gi.ndim else gi._a.reshape(1)
             ix = _check_range("index_select", data(index, "backward").reshape(-1), ga.shape[d], d,
@@ -277,7 +276,6 @@ def gather(input, dim, index):
 
 def scatter_add_zeros(shape, dim, index, src):
     """A zeros tensor of ``shape`` with ``src`` added at ``index`` along ``dim``."""
-    from .creation import zeros
     out = zeros(shape, dtype=src.dtype)
     return scatter_add_(out, dim, index, src)
 
@@ -319,7 +317,6 @@ def _gather_grad(g, dim, index, shape):
     """The gradient of scatter_add's ``src``: ``g`` gathered at ``index``, zero where src was unused."""
     gs = gather(g, dim, index)
     if tuple(gs.shape) != tuple(shape):
-        from .creation import zeros
         full = zeros(tuple(shape), dtype=gs.dtype)
         full[tuple(slice(0, n) for n in gs.shape)] = gs
         gs = full
@@ -360,7 +357,6 @@ def masked_select(input, mask):
     """1-D tensor of the elements of ``input`` where the (broadcastable) bool ``mask`` is True."""
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise TypeError("masked_select: mask must be a bool tensor")
-    from .layout import broadcast_shapes
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
     x = input.expand(shape).contiguous() if tuple(input.shape) != shape else input
     m = data(mask, "masked_select")
@@ -370,7 +366,6 @@ def masked_select(input, mask):
         ishape = input.shape
 
         def backward(g, mask):
-            from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             gi._a[np.broadcast_to(data(mask, "backward"), shape)] = data(g, "backward")
             if needs_grad(g):     # create_graph=True
@@ -383,7 +378,6 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an (n, ndim) long tensor, or a tuple of 1-D ones."""
-    from .creation import tensor
     idx = np.nonzero(data(input, "nonzero") if input.ndim else data(input, "nonzero").reshape(1))
     if as_tuple:
         return tuple(tensor(i.astype(np.int64)) for i in idx)

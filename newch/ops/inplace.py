@@ -19,10 +19,11 @@ from ..graph import is_grad_enabled
 from ..kernels import codes as C
 from ..tensor import Tensor
 from . import activation, arith, conditional, unary
-from .alloc import check_writable, data, empty as _empty, is_scalar
-from .layout import broadcast_shapes
+from .alloc import check_writable, data, empty as _empty, is_scalar, kernels
+from .layout import broadcast_shapes, nd_views
 from .launch import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .record import check_inplace, needs_grad, record, sum_to
+from .convert import clone
 
 __all__ = [
     "abs_", "add_", "addcdiv_", "addcmul_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "copy_",
@@ -144,7 +145,6 @@ def _axpy(a, b, alpha, code):
     if code not in (C.ADD, C.SUB) or a.shape != b.shape or not (
             a.flags.c_contiguous and b.flags.c_contiguous):
         return False
-    from .alloc import kernels
     t = a.dtype.type
     kernels().axpby(t(1), a.reshape(-1), t(alpha), b.reshape(-1), a.reshape(-1))
     return True
@@ -212,7 +212,6 @@ def _inplace(op, fn, direct=None):
         if node is not None and any(s.storage is self._s for s in node.saved):
             # NOTE: the backward needs self's values from before the write (y.mul_(w) needs
             # y for w's gradient): compute from a copy, as PyTorch keeps the original self.
-            from .convert import clone
             result = fn(clone(self), *args, **kwargs)
         return _write(op, self, result)
     f.__name__ = op
@@ -255,7 +254,6 @@ def copy_(self, src, non_blocking=False):
     a = data(self, "copy_")
     check_writable("copy_", self)
     s = data(src, "copy_")
-    from .layout import broadcast_shapes
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
         raise ValueError(f"copy_: src of shape {tuple(s.shape)} cannot be broadcast to "
                          f"{tuple(a.shape)}")
@@ -297,8 +295,6 @@ def _fill(op, self, value):
     else:
         check_fits(op, value, self.dtype)
     if a.size:
-        from .alloc import kernels
-        from .layout import nd_views
         v, _ = as_array(value, self.dtype, op)
         o = a if a.ndim else a.reshape(1)
         for (dv,) in nd_views(o.shape, [o]):

@@ -5,6 +5,7 @@ from ..tensor import Tensor
 from .alloc import data, empty, norm_dim
 from .launch import copy_into
 from .record import needs_grad, record
+from .. import dtypes as D
 
 __all__ = ["cat", "chunk", "concat", "narrow", "split", "stack", "unbind"]
 TENSOR_METHODS = ["chunk", "narrow", "split", "unbind"]   # also bound as Tensor methods (ops/methods.py)
@@ -26,7 +27,6 @@ def cat(tensors, dim=0):
         parts, dim = list(tensors), 0
     ref = parts[0]
     d = norm_dim("cat", dim, ref.ndim)
-    from .. import dtypes as D
     dt = ref.dtype
     for t in tensors:     # NOTE: skipped empty tensors still take part in type promotion
         dt = D.promote_types(dt, t.dtype)

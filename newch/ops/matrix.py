@@ -4,6 +4,7 @@ from ..tensor import Tensor
 from .alloc import data, empty, kernels
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
+from .launch import copy_into
 
 __all__ = ["bmm", "matmul", "mm"]
 TENSOR_METHODS = ["bmm", "matmul", "mm"]   # also bound as Tensor methods (ops/methods.py)
@@ -103,7 +104,6 @@ def _batch_view(X, batch):
     v = reshape_view(full, (bs,) + X.shape[-2:])
     if v is not None:
         return v, None
-    from .launch import copy_into
     tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
     copy_into(full, tmp._a)
     return tmp._a.reshape((bs,) + X.shape[-2:]), tmp

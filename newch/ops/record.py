@@ -110,7 +110,7 @@ def sum_to(g, shape):
     shape = tuple(shape)
     if tuple(g.shape) == shape:
         return g
-    from .reduce import sum as _sum
+    from .reduce import sum as _sum   # NOTE: reduce.py imports this module (a cycle)
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1]
     r = _sum(g, dims, keepdim=True) if dims else g

@@ -15,6 +15,12 @@ from .arith import div, mul, sub
 from .layout import reshape_view
 from .launch import copy_into, launch_binary
 from .record import needs_grad, record
+from .conditional import where
+from .creation import full
+from .creation import zeros
+from .unary import exp
+from .unary import log
+from .unary import sqrt
 
 __all__ = ["all", "any", "logsumexp", "mean", "nansum", "prod", "std", "std_mean", "sum", "var", "var_mean"]
 # also bound as Tensor methods (ops/methods.py):
@@ -128,7 +134,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         shape = input.shape
 
         def backward(g, input):
-            from .conditional import where
             gg = _expand_back(g, shape, dims, keepdim).expand(shape)
             return (where(input != input, 0.0, gg),)
         record(out, "NansumBackward0", (input,), backward, saved=[input])
@@ -186,7 +191,6 @@ def _var_grad(g, x, m, dims, keepdim, dof):
 
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """Standard deviation: the square root of ``var``; where it is 0 its gradient is 0 (as PyTorch)."""
-    from .unary import sqrt
     if unbiased is not None:
         correction = 1 if unbiased else 0
     with no_grad():
@@ -198,7 +202,6 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
             m = mean(input, dims, keepdim=True)
 
         def backward(g, input, out, m):
-            from .conditional import where
             gv = where(out == 0, 0.0, div(g, mul(out, 2.0)))
             return (_var_grad(gv, input, m, dims, keepdim, dof),)
         record(out, "StdBackward0", (input,), backward, saved=[input, out, m])
@@ -217,7 +220,6 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             # NOTE: out / x is exact except where x == 0; those need the product of the others.
             gg = _expand_back(g, shape, dims, keepdim)
             oo = _expand_back(out, shape, dims, keepdim)
-            from .conditional import where
             zero = input == 0
             if not bool(zero.any()):
                 return (mul(gg, div(oo, input)),)
@@ -231,7 +233,6 @@ def _prod_without_each(x, dims):
     """The product of the other elements along ``dims``, where ``x`` is zero (what prod's
     backward needs there): the product of the nonzero rest if ``x`` is its slice's only
     zero, else 0. Arena ops only, no per-element loop."""
-    from .conditional import where
     zero = x == 0
     zeros = reduce("prod", C.SUM, zero, dims, True, D.int64)
     rest = reduce("prod", C.PROD, where(zero, 1.0, x), dims, True, x.dtype)
@@ -268,20 +269,16 @@ def logsumexp(input, dim, keepdim=False):
     with no_grad():
         m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
         if m is None:
-            from .creation import full
             out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
             if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
                 zshape = tuple(x.shape)
                 record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
             return out
-        from .conditional import where
         m = where(m.isinf(), 0.0, m)
         s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
-        from .unary import log
         out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
     if needs_grad(input):
         def backward(g, x, out):
-            from .unary import exp
             gg = _expand_back(g, x.shape, dims, keepdim)
             oo = _expand_back(out, x.shape, dims, keepdim)
             return (mul(gg, exp(sub(x, oo))),)
@@ -290,7 +287,6 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def _zeros(shape, dtype):
-    from .creation import zeros
     return zeros(shape, dtype=dtype)
 
 
