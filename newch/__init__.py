@@ -12,9 +12,9 @@ from .dtypes import (bool_ as bool, dtype, float32, float64, get_default_dtype, 
 from .errors import NcError
 from .tensor import Size, Tensor, release
 from . import ops
-from .ops import *  # noqa: F401,F403  (every public op; listed in __all__ below)
+from .ops import *  # noqa: F401,F403  (every public op: ops.__all__)
 from . import autograd
-from .autograd.graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from . import optim
 from . import net
 from .generator import Generator, ContextGenerator as _ContextGenerator
@@ -85,10 +85,6 @@ def numel(input):
     return input.numel()
 
 
-_OPS = [n for n in dir(ops) if not n.startswith("_") and callable(getattr(ops, n))
-        and n not in ("bind_methods", "Tensor", "rdiv", "rsub", "rpow", "rmod", "rfloordiv",
-                      "getitem", "setitem", "select_index", "gelu_erf")]
-
 __all__ = [
     "Context", "default_context", "set_default_context", "manual_seed", "NcError",
     "Tensor", "Size", "dtype", "float32", "float64", "int32", "int64", "uint8", "bool",
@@ -99,7 +95,7 @@ __all__ = [
     "device", "cuda", "backends", "accelerator", "onnx", "set_num_threads", "get_num_threads",
     "compile", "save", "load", "safetensors", "linalg",
     "warmup",
-] + _OPS
+] + ops.__all__   # every op: each ops/ module lists its own in __all__
 
 # NOTE: public entry points run as ops "in flight" on their context, so step_end(), trim()
 # and release() called on another thread wait for them (newch/memory/guard.py).

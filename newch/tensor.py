@@ -3,14 +3,16 @@
 Every read of the data goes through ``ops.alloc.data`` (or ``_check``), which
 first checks the storage's generation: a temporary whose step has ended raises
 ``NcError`` instead of exposing freed memory. Operations live in ``ops/`` and
-are bound as methods by ``newch.ops`` (``ops.bind_methods``) when it loads.
+are bound as methods by ``newch.ops`` (``ops/methods.py``) when it loads.
 """
 import weakref
 
 import numpy as np
 
 from . import dtypes as D
+from .context import default_context
 from .device import CPU, check_device
+from .format import tensor_repr
 
 _BY_NP = D._BY_NP
 
@@ -22,6 +24,7 @@ class Size(tuple):
         return f"newch.Size({list(self)})"
 
     def numel(self):
+        """The number of elements of a tensor of this shape."""
         n = 1
         for s in self:
             n *= s
@@ -75,10 +78,12 @@ class Tensor:
     # -- metadata (no data read, valid even for a freed tensor) ----------------
     @property
     def shape(self):
+        """The size of each dimension, a ``newch.Size``."""
         return Size(self._a.shape)
 
     @property
     def dtype(self):
+        """The element type, e.g. ``newch.float32``."""
         try:
             return _BY_NP[self._a.dtype]
         except KeyError:          # NOTE: never for a tensor newch made; names the dtypes if so
@@ -86,6 +91,7 @@ class Tensor:
 
     @property
     def ndim(self):
+        """The number of dimensions."""
         return self._a.ndim
 
     @property
@@ -95,10 +101,12 @@ class Tensor:
 
     @property
     def is_cuda(self):
+        """Always False: newch has no CUDA device."""
         return False
 
     @property
     def is_cpu(self):
+        """Always True."""
         return True
 
     @property
@@ -112,20 +120,24 @@ class Tensor:
         return self._s.gen.alive
 
     def dim(self):
+        """The number of dimensions (``ndim``)."""
         return self._a.ndim
 
     def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._a.shape)
-        from .ops.alloc import norm_dim
+        from .ops.alloc import norm_dim    # NOTE: ops sit above tensor.py
         return self._a.shape[norm_dim("size", dim, self._a.ndim)]
 
     def numel(self):
+        """The number of elements."""
         return self._a.size
 
     nelement = numel
 
     def element_size(self):
+        """Bytes per element."""
         return self._a.itemsize
 
     def __len__(self):
@@ -136,6 +148,7 @@ class Tensor:
     # -- autograd bookkeeping ------------------------------------------------
     @property
     def requires_grad(self):
+        """Whether autograd records operations on this tensor."""
         return self._rg
 
     @requires_grad.setter
@@ -155,14 +168,17 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for tensors not made by a recorded op (inputs, parameters)."""
         return self._node is None
 
     @property
     def grad_fn(self):
+        """The graph node that made this tensor (None for a leaf)."""
         return self._node
 
     @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (None until then)."""
         return self._grad
 
     @grad.setter
@@ -186,11 +202,12 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
-        from .autograd import backward
+        from .autograd import backward    # NOTE: the engine sits above tensor.py
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     @property
     def retains_grad(self):
+        """True after ``retain_grad()`` on a non-leaf tensor."""
         return self._retain
 
     @property
@@ -249,7 +266,7 @@ class Tensor:
     # -- reading values ------------------------------------------------------
     def _check(self, op):
         if not self._s.gen.alive:
-            from .ops.alloc import stale
+            from .ops.alloc import stale    # NOTE: ops sit above tensor.py
             raise stale(self, op)
         return self._a
 
@@ -277,7 +294,6 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):
-        from .format import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -306,7 +322,7 @@ class Tensor:
 
     def cpu(self, memory_format=None):
         """This tensor (it is on the CPU already); inside ``persistent()`` a persistent copy."""
-        from .ops.shape import own    # NOTE: ops sit above tensor.py
+        from .ops.convert import own    # NOTE: ops sit above tensor.py
         return own(self)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -364,7 +380,6 @@ def _persistent_clone(t):
 
 def _rebuild(cls, array, requires_grad):
     """Unpickling and deepcopy: a persistent tensor (of class ``cls``) holding ``array``'s values."""
-    from .context import default_context
     D.from_numpy_dtype(array.dtype)       # refuses dtypes newch does not have
     st = default_context().pool.alloc(array.nbytes)
     a = st.buf[:array.nbytes].view(array.dtype).reshape(array.shape)

@@ -3,9 +3,12 @@
 Every op records its backward beside its forward (``ops/``); this package walks
 the recorded graph (``engine.py``) and offers the user-facing entry points.
 """
-from .engine import run_backward
+from ..ops.creation import zeros_like
+from ..ops.record import edge
+from ..tensor import Tensor
+from .engine import _accumulate_grad, _roots, run_backward
 from .function import Function, FunctionCtx
-from .graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ..graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled"]
@@ -28,7 +31,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         >>> x.grad.tolist()
         [2.0, 2.0, 2.0]
     """
-    from .engine import _roots
     roots = _roots("backward", tensors, grad_tensors)
     retain = create_graph if retain_graph is None else retain_graph
     if inputs is None:
@@ -37,7 +39,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = (inputs,) if not isinstance(inputs, (list, tuple)) else inputs
     got = grad([t for t, _ in roots], list(inputs), [g for _, g in roots], retain, create_graph,
                allow_unused=True)
-    from .engine import _accumulate_grad
     for t, g in zip(inputs, got):
         if g is not None:
             _accumulate_grad(t, g, create_graph)
@@ -52,9 +53,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> newch.autograd.grad((x ** 2).sum(), x)[0].item()
         6.0
     """
-    from ..ops.record import edge
-    from ..tensor import Tensor
-    from .engine import _roots
     single = isinstance(inputs, Tensor)
     inputs = (inputs,) if single else tuple(inputs)
     for t in inputs:
@@ -70,7 +68,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = capture[e]
         if g is None:
             if materialize_grads:
-                from ..ops import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError("grad: one of the differentiated tensors appears to not have "

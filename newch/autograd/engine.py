@@ -10,7 +10,9 @@ import heapq
 from ..context import default_context
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor
-from .graph import Accumulate, Node, set_grad_enabled
+from ..graph import Accumulate, Node, set_grad_enabled
+from ..ops.creation import ones_like
+from ..ops.record import edge
 
 
 def _roots(op, tensors, grads):
@@ -20,7 +22,6 @@ def _roots(op, tensors, grads):
         grads = (grads,) * len(tensors) if grads is None else (grads,)
     if len(grads) != len(tensors):
         raise ValueError(f"{op}: got {len(tensors)} tensors but {len(grads)} gradients")
-    from ..ops import ones_like
     out = []
     for t, g in zip(tensors, grads):
         if not isinstance(t, Tensor):
@@ -42,7 +43,6 @@ def _roots(op, tensors, grads):
 
 
 def _edge_of(t):
-    from ..ops.record import edge
     return edge(t)
 
 

@@ -1,6 +1,8 @@
 """Custom differentiable operations: subclass ``Function`` with ``forward`` and ``backward``."""
 from ..tensor import Tensor
-from .graph import no_grad
+from ..graph import no_grad
+from ..ops.layout import broadcast_shapes
+from ..ops.record import needs_grad, pack, record, sum_to
 
 
 class FunctionCtx:
@@ -33,8 +35,6 @@ def _fit(name, k, grad, meta):
         raise TypeError(f"{name}.backward: gradient {k} must be a Tensor or None, got "
                         f"{type(grad).__name__}")
     if tuple(grad.shape) != shape:
-        from ..ops.layout import broadcast_shapes
-        from ..ops.record import sum_to
         try:
             ok = broadcast_shapes(name, shape, grad.shape) == tuple(grad.shape)
         except ValueError:
@@ -74,7 +74,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from ..ops.record import needs_grad, pack, record
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():

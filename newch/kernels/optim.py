@@ -92,7 +92,8 @@ def sgd_step(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, 
     Example:
         >>> p = np.ones(3, np.float32); g = np.full(3, 0.5, np.float32)
         >>> sgd_step(p, g, p[:0], 0.1, 0.0, 0.0, 0.0, False, False, True)
-        >>> p  # array([0.95, 0.95, 0.95], dtype=float32)
+        >>> p
+        array([0.95, 0.95, 0.95], dtype=float32)
     """
     n = param.shape[0]
     use_mom = momentum != 0.0

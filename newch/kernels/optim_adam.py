@@ -119,6 +119,7 @@ def adamax_step(param, grad, exp_avg, exp_inf, weight_decay, beta1, beta2, eps, 
     float dtype and length. Scalars: Python floats.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); m = np.zeros(2); u = np.zeros(2)
         >>> adamax_step(p, g, m, u, 0.0, 0.9, 0.999, 1e-8, 0.02, False)
     """
     n = check_state("adamax_step", param, grad, exp_avg, exp_inf)
@@ -156,6 +157,7 @@ def nadam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, bet
     up to t+1) come from the optimizer. Weight decay as in ``adam_step``.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); m = np.zeros(2); v = np.zeros(2)
         >>> nadam_step(p, g, m, v, 0.0, 1.0, 0.9, 0.999, 1e-8, 0.001, -0.1, -0.2, False)
     """
     n = check_state("nadam_step", param, grad, exp_avg, exp_avg_sq)
@@ -193,6 +195,7 @@ def radam_step(param, grad, exp_avg, exp_avg_sq, weight_decay, decay, beta1, bet
     is tractable, rho_t > 5). Gradient, maximize and weight decay as in ``adam_step``.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); m = np.zeros(2); v = np.zeros(2)
         >>> radam_step(p, g, m, v, 0.0, 1.0, 0.9, 0.999, 1e-8, 0.1, 1e-3, 0.0316, 0.0, False)
     """
     n = check_state("radam_step", param, grad, exp_avg, exp_avg_sq)

@@ -56,6 +56,7 @@ def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, 
     grad_avg may be empty unless ``centered``, momentum_buffer unless momentum > 0.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); v = np.zeros(2)
         >>> rmsprop_step(p, g, v, v[:0], v[:0], 0.01, 0.99, 1e-8, 0.0, 0.0, False, False)
     """
     # NOTE: decided in float64 as PyTorch does (a tiny momentum may round to 0 in float32)
@@ -89,6 +90,7 @@ def adagrad_step(param, grad, state_sum, weight_decay, eps, clr, maximize):
     clr = lr / (1 + (step - 1) lr_decay) from the optimizer.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); s = np.zeros(2)
         >>> adagrad_step(p, g, s, 0.0, 1e-10, 0.01, False)
     """
     n = check_state("adagrad_step", param, grad, state_sum)
@@ -120,6 +122,7 @@ def adadelta_step(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay
     delta^2; param -= lr delta.
 
     Example:
+        >>> p = np.ones(2); g = np.full(2, 0.5); v = np.zeros(2); acc = np.zeros(2)
         >>> adadelta_step(p, g, v, acc, 1.0, 0.9, 1e-6, 0.0, False)
     """
     n = check_state("adadelta_step", param, grad, square_avg, acc_delta)

@@ -33,8 +33,8 @@ class LeakyReLU(Module):
     """x where x > 0, else negative_slope * x.
 
     Example:
-        >>> LeakyReLU(0.1)(newch.tensor([-1.0, 2.0])).tolist()
-        [-0.1, 2.0]
+        >>> LeakyReLU(0.5)(newch.tensor([-1.0, 2.0])).tolist()
+        [-0.5, 2.0]
     """
 
     def __init__(self, negative_slope=0.01, inplace=False):

@@ -9,7 +9,7 @@ from .linear import Linear
 from .module import Module
 from .parameter import Parameter, empty_persistent
 from ..ops.activation import softmax
-from ..ops.matmul import matmul
+from ..ops.matrix import matmul
 
 _NEG_INF = float("-inf")
 

@@ -3,7 +3,7 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter, empty_persistent
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 
 
 def _check_pad(name, padding_idx, n):

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..generator import rng_of
 from ..ops.creation import from_numpy
 from ..tensor import Tensor

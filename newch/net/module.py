@@ -322,7 +322,7 @@ class Module:
             >>> len(h.history["loss"])
             2
         """
-        from ..train import loop
+        from ..train import loop   # NOTE: train/ drives modules, so it sits above net/
         return loop.fit(self, x, y, loss=loss, optimizer=optimizer, epochs=epochs,
                         batch_size=batch_size, shuffle=shuffle, validation_data=validation_data,
                         validation_split=validation_split, metrics=metrics, callbacks=callbacks,
@@ -342,7 +342,7 @@ class Module:
             >>> sorted(model.evaluate(newch.randn(8, 3), newch.randn(8, 1), loss="mse"))
             ['loss']
         """
-        from ..train import loop
+        from ..train import loop   # NOTE: train/ drives modules, so it sits above net/
         return loop.evaluate(self, x, y, loss=loss, metrics=metrics, batch_size=batch_size,
                              verbose=verbose, callbacks=callbacks)
 
@@ -356,7 +356,7 @@ class Module:
             >>> tuple(model.predict(newch.randn(10, 3), batch_size=4).shape)
             (10, 2)
         """
-        from ..train import loop
+        from ..train import loop   # NOTE: train/ drives modules, so it sits above net/
         return loop.predict(self, x, batch_size=batch_size, numpy=numpy, verbose=verbose,
                             callbacks=callbacks)
 

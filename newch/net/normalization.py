@@ -6,7 +6,7 @@ in PyTorch, so state_dicts load either way. Each ``forward`` is one call to
 the functional form.
 """
 from .. import dtypes as D
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from . import functional as F
 from . import init
 from .module import Module

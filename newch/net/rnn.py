@@ -17,7 +17,7 @@ from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .. import dtypes as D
 from ..ops.creation import tensor
 from ..ops.join import cat, stack
-from ..ops.select import where
+from ..ops.conditional import where
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 

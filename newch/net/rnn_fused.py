@@ -17,9 +17,9 @@ flow into this node, and the states entering the steps are one contiguous block 
 ``ENABLED = False`` makes the layers use the per-step graph of ``rnn_cells`` instead (which
 supports double backward and a second backward with ``retain_graph=True``).
 """
-from ..autograd.graph import is_grad_enabled, no_grad
+from ..graph import is_grad_enabled, no_grad
 from ..ops.alloc import data, empty, kernels
-from ..ops.pointwise import copy_into
+from ..ops.launch import copy_into
 from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..context import default_context
 from ..ops.creation import tensor as _tensor
 from ..device import check_device

@@ -1,4 +1,7 @@
-"""Activations with a hand-written backward: leaky_relu, elu, gelu (tanh), softmax, log_softmax.
+"""Activations: relu, silu, gelu, leaky_relu, elu, softmax, log_softmax.
+
+``relu`` keeps a bit mask for its backward (``ops/relu_mask.py``); silu and the erf
+form of gelu are one-kernel unary ops. The others have a hand-written backward.
 
 Each forward runs existing kernels under ``no_grad`` (so its intermediates are
 freed at once) and records a single node that saves only what its gradient
@@ -8,15 +11,19 @@ logits neither overflow nor lose precision.
 """
 import math
 
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..kernels import codes as C
 from .alloc import data, need_float, norm_dim
 from .arith import add, gt, mul, sub
-from .pointwise import launch_binary, launch_unary
+from .launch import launch_binary, launch_unary
 from .record import needs_grad, record
 from .reduce import reduce, sum as _sum
-from .select import where
-from .unary import exp, expm1, gelu_erf, log, tanh
+from .conditional import where
+from .relu_mask import relu_saving_bits
+from .unary import _op, erf, exp, expm1, log, sigmoid, tanh
+
+__all__ = ["elu", "gelu", "leaky_relu", "log_softmax", "relu", "silu", "softmax"]
+TENSOR_METHODS = ["log_softmax", "relu", "softmax"]   # also bound as Tensor methods (ops/methods.py)
 
 _GELU_K = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
@@ -26,8 +33,8 @@ def leaky_relu(input, negative_slope=0.01):
     """x where x > 0, else negative_slope * x.
 
     Example:
-        >>> leaky_relu(newch.tensor([-2.0, 3.0]), 0.1).tolist()
-        [-0.2, 3.0]
+        >>> leaky_relu(newch.tensor([-2.0, 3.0]), 0.25).tolist()
+        [-0.5, 3.0]
     """
     need_float("leaky_relu", input)
     with no_grad():
@@ -79,7 +86,7 @@ def gelu(input, approximate="none"):
         0.8413
     """
     if approximate == "none":
-        return gelu_erf(input)
+        return _gelu_erf(input)
     if approximate != "tanh":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     need_float("gelu", input)
@@ -144,3 +151,32 @@ def log_softmax(input, dim, dtype=None):
         record(out, "LogSoftmaxBackward0", (x,),
                lambda g, o: (sub(g, mul(exp(o), _sum(g, d, keepdim=True))),), saved=[out])
     return out
+
+
+_relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0), "out")
+
+
+def relu(input):
+    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu_mask.py``).
+
+    Example:
+        >>> relu(newch.tensor([-1.0, 2.0])).tolist()
+        [0.0, 2.0]
+    """
+    out = relu_saving_bits(input)
+    return out if out is not None else _relu_plain(input)
+
+
+def _silu_grad(g, x, o):
+    s = sigmoid(x)
+    return mul(g, mul(s, add(mul(x, sub(1.0, s)), 1.0)))
+
+
+def _gelu_grad(g, x, o):
+    cdf = mul(add(erf(mul(x, 1.0 / math.sqrt(2.0))), 1.0), 0.5)
+    pdf = mul(exp(mul(mul(x, x), -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
+    return mul(g, add(cdf, mul(x, pdf)))
+
+
+silu = _op("silu", C.SILU, "SiluBackward0", _silu_grad)
+_gelu_erf = _op("gelu", C.GELU_ERF, "GeluBackward0", _gelu_grad)

@@ -59,7 +59,7 @@ def view_of(t, array):
 def persistent_copy_of(array, dtype):
     """A new persistent tensor holding a copy of numpy ``array`` (checked alive by the caller)."""
     # NOTE: copy_into lives in pointwise, which imports this module
-    from .pointwise import copy_into
+    from .launch import copy_into
     out = empty(array.shape, dtype, persistent=True)
     copy_into(array, out._a)
     return out

@@ -5,8 +5,23 @@ from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
 from .alloc import data
-from .pointwise import binary, operand_dtype
+from .launch import binary, operand_dtype
 from .record import needs_grad, pack, record, sum_to
+from ..graph import no_grad
+
+__all__ = [
+    "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "divide", "eq",
+    "floor_divide", "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne",
+    "not_equal", "pow", "remainder", "sub", "true_divide"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "add", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "div", "divide", "eq",
+    "floor_divide", "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
+    "logical_and", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne",
+    "not_equal", "pow", "remainder", "sub", "true_divide"
+]
 
 
 def _shape(x):
@@ -141,8 +156,7 @@ def rdiv(input, other):
 
 def _trunc_div(input, other):
     """input / other rounded toward zero, in the operands' dtype, recording nothing."""
-    from ..autograd.graph import no_grad
-    from .unary import trunc
+    from .unary import trunc   # NOTE: unary.py imports this module (a cycle)
     dt = operand_dtype("div", input, other)
     if dt is D.bool_:
         raise TypeError("div: rounding_mode='trunc' is not supported for bool tensors")
@@ -246,8 +260,8 @@ def pow(input, exponent):
         saved, restore = pack(input, exponent, out if gb else None)
 
         def backward(g, *s):
-            from .unary import log
-            from .select import where
+            from .unary import log   # NOTE: unary.py imports this module (a cycle)
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, exponent, out = restore(*s)
             da = db = None
             if ga:
@@ -277,7 +291,7 @@ def rpow(input, other):
         def backward(g, out, *x):
             if other != 0:
                 return (mul(mul(g, out), log_base),)
-            from .select import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
+            from .conditional import where      # NOTE: 0 ** x: gradient 0 where x >= 0 (as PyTorch)
             return (where(ge(x[0], 0), 0.0, mul(mul(g, out), log_base)),)
         record(out, "PowBackward1", (input,), backward, saved=[out] + ([input] if other == 0 else []))
     return out
@@ -301,7 +315,7 @@ def _minmax(op, code, name, input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .select import where
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, other = restore(*s)
             half = where(eq(input, other), mul(g, 0.5), g)
             mine = gt(input, other) if code == C.MAXIMUM else lt(input, other)
@@ -330,7 +344,7 @@ def atan2(input, other):
         saved, restore = pack(input, other)
 
         def backward(g, *s):
-            from .select import where
+            from .conditional import where   # NOTE: conditional.py imports this module (a cycle)
             input, other = restore(*s)
             den = add(mul(input, input), mul(other, other))
             at0 = eq(den, 0)      # NOTE: at (0, 0) PyTorch gives both gradients 0, not 0/0

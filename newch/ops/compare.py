@@ -4,9 +4,12 @@
 only to the same infinity, NaN only to NaN when ``equal_nan``), made of the
 elementwise ops, so it has their broadcasting, memory and determinism.
 """
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..tensor import Tensor
 from .alloc import check_tensor, data
+
+__all__ = ["allclose", "equal", "isclose"]
+TENSOR_METHODS = ["allclose", "equal", "isclose"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

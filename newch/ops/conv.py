@@ -23,7 +23,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from ..kernels import codes as KC
 from .alloc import data, empty, kernels
-from .pointwise import launch_binary
+from .launch import launch_binary
 from .record import needs_grad, pack, record
 
 DEPTHWISE_PAR = 1 << 18    # multiply-adds of a depthwise pass at or above which it runs in parallel

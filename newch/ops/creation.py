@@ -8,8 +8,14 @@ from ..context import default_context
 from ..device import check_device
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
-from .shape import own
-from .pointwise import check_fits, copy_into
+from .convert import own
+from .launch import check_fits, copy_into
+
+__all__ = [
+    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+    "linspace", "ones", "ones_like", "scalar_tensor", "tensor", "zeros", "zeros_like"
+]
+TENSOR_METHODS = []   # also bound as Tensor methods (ops/methods.py)
 
 
 def _infer_dtype(obj):

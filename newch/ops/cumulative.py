@@ -6,6 +6,9 @@ from .alloc import check_tensor, data, empty, norm_dim
 from .rearrange import flip
 from .record import needs_grad, record
 
+__all__ = ["cumprod", "cumsum"]
+TENSOR_METHODS = ["cumprod", "cumsum"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _prepare(op, input, dim, dtype):
     check_tensor(op, input)

@@ -3,6 +3,9 @@ from .. import dtypes as D
 from .alloc import check_tensor
 from .creation import arange, zeros
 
+__all__ = ["diag"]
+TENSOR_METHODS = ["diag"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _offsets(n, k):
     rows = arange(n, dtype=D.int64)

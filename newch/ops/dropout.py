@@ -14,7 +14,7 @@ from ..context import default_context
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
 from .record import needs_grad, record
-from .shape import contiguous
+from .convert import contiguous
 
 
 def _check_p(op, p):
@@ -81,7 +81,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p``, scale the others by 1 / (1 - p) (training only).
 
     Example:
-        >>> newch.manual_seed(0)
+        >>> _ = newch.manual_seed(0)
         >>> y = dropout(newch.ones(1000), 0.25)
         >>> sorted(set(y.tolist()))
         [0.0, 1.3333333730697632]

@@ -1,16 +1,21 @@
-"""max/min (with indices), argmax/argmin, amax/amin, logsumexp, all/any."""
+"""Extremes: max/min (with indices), amax/amin, argmax/argmin."""
 from collections import namedtuple
 
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import no_grad
 from ..kernels import codes as C
 from .alloc import data, empty, kernels, norm_dim, norm_dims
 from .layout import reshape_view
-from .arith import div, eq, mul, sub
+from .arith import div, eq, logical_and, logical_or, maximum, minimum, mul, ne
 from .reduce import _expand_back, _out_shape, reduce
 from .record import needs_grad, record
+from .indexing import scatter_add_zeros
+from .launch import copy_into
+
+__all__ = ["amax", "amin", "argmax", "argmin", "max", "min"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = ["amax", "amin", "argmax", "argmin", "max", "min"]
 
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
 # NOTE: torch returns a named tuple ``torch.return_types.max``; values/indices and
@@ -44,7 +49,6 @@ def _strided3(a, dim):
     o = int(np.prod(moved.shape[:-1]))
     v = reshape_view(moved, (o, a.shape[dim], 1))
     if v is None:
-        from .pointwise import copy_into
         tmp = empty(moved.shape, D.from_numpy_dtype(a.dtype))
         copy_into(moved, tmp._a)
         return tmp._a.reshape(o, a.shape[dim], 1), tmp
@@ -69,7 +73,6 @@ def _extreme(op, code, argcode, input, dim, keepdim):
         shape = input.shape
 
         def backward(g, idx):
-            from .indexing import scatter_add_zeros
             if not shape:       # a 0-d input is its own max along dim 0
                 return (g,)
             return (scatter_add_zeros(shape, d, idx if keepdim else idx.unsqueeze(d),
@@ -89,7 +92,6 @@ def _spread(g, x, out, dims, keepdim, to_nan=False):
     oo = _expand_back(out, x.shape, dims, keepdim)
     hit = eq(x, oo)
     if to_nan and x.dtype.is_floating_point:
-        from .arith import logical_and, logical_or, ne
         hit = logical_or(hit, logical_and(ne(x, x), ne(oo, oo)))
     mask = hit.to(g.dtype)
     count = mask.sum(dims, keepdim=True)
@@ -99,7 +101,6 @@ def _spread(g, x, out, dims, keepdim, to_nan=False):
 def max(input, dim=None, keepdim=False):
     """The largest element; with ``dim``, (values, indices) along it; with a tensor, maximum."""
     if isinstance(dim, type(input)):
-        from .arith import maximum
         return maximum(input, dim)
     return _extreme("max", C.MAX, C.ARGMAX, input, dim, keepdim)
 
@@ -107,7 +108,6 @@ def max(input, dim=None, keepdim=False):
 def min(input, dim=None, keepdim=False):
     """The smallest element; with ``dim``, (values, indices) along it; with a tensor, minimum."""
     if isinstance(dim, type(input)):
-        from .arith import minimum
         return minimum(input, dim)
     return _extreme("min", C.MIN, C.ARGMIN, input, dim, keepdim)
 
@@ -153,58 +153,3 @@ def _argx(op, code, input, dim, keepdim):
         _, idx = _arg_reduce(op, code, flat, 0, False)
         return idx.reshape((1,) * input.ndim) if keepdim else idx
     return _arg_reduce(op, code, input, norm_dim(op, dim, input.ndim), keepdim)[1]
-
-
-def logsumexp(input, dim, keepdim=False):
-    """log(sum(exp(x))) over ``dim``, computed without overflow."""
-    dims = norm_dims("logsumexp", dim, input.ndim)
-    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
-    want_grad = needs_grad(input)
-    with no_grad():
-        m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
-        if m is None:
-            from .creation import full
-            out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
-            if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
-                zshape = tuple(x.shape)
-                record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
-            return out
-        from .select import where
-        m = where(m.isinf(), 0.0, m)
-        s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
-        from .unary import log
-        out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
-    if needs_grad(input):
-        def backward(g, x, out):
-            from .unary import exp
-            gg = _expand_back(g, x.shape, dims, keepdim)
-            oo = _expand_back(out, x.shape, dims, keepdim)
-            return (mul(gg, exp(sub(x, oo))),)
-        record(out, "LogsumexpBackward0", (input,), backward, saved=[x, out])
-    return out
-
-
-def _zeros(shape, dtype):
-    from .creation import zeros
-    return zeros(shape, dtype=dtype)
-
-
-def _logic_dims(op, input, dim):
-    """all / any: unlike sum, an empty dim list reduces nothing (PyTorch)."""
-    if isinstance(dim, (tuple, list)) and not dim:
-        return ()
-    return norm_dims(op, dim, input.ndim)
-
-
-def _logic_dtype(input):
-    return D.uint8 if input.dtype is D.uint8 else D.bool_    # NOTE: PyTorch keeps uint8 here
-
-
-def all(input, dim=None, keepdim=False):
-    """True where every element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
-    return reduce("all", C.ALL, input, _logic_dims("all", input, dim), keepdim, _logic_dtype(input))
-
-
-def any(input, dim=None, keepdim=False):
-    """True where some element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
-    return reduce("any", C.ANY, input, _logic_dims("any", input, dim), keepdim, _logic_dtype(input))

@@ -5,10 +5,19 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import check_writable, data, empty, kernels, norm_dim, view_of
-from .layout import reshape_view
-from .pointwise import as_array, check_fits, copy_into
+from .layout import broadcast_shapes, reshape_view
+from .launch import as_array, check_fits, copy_into
 from .overlap import any_overlap, overlap_error, partial_overlap
 from .record import check_inplace, needs_grad, record, sum_to
+from .creation import arange
+from .creation import tensor
+from .creation import zeros
+
+__all__ = ["gather", "index_select", "masked_select", "nonzero", "scatter_add", "scatter_add_", "select"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "gather", "index_select", "masked_select", "nonzero", "scatter_add", "scatter_add_", "select"
+]
 
 
 def _as_index(op, x):
@@ -70,7 +79,6 @@ def getitem(input, idx):
         template, tensors = _split_index("getitem", idx)
 
         def backward(g, *ts):
-            from .creation import zeros
             gi = zeros(shape, dtype=dt)
             _scatter_into(gi, _normalise("backward", _join_index(template, ts)), g)
             if needs_grad(g):     # create_graph=True: the scatter is differentiable in g
@@ -101,7 +109,6 @@ def _split_index(op, idx):
     template, tensors = [], []
     for i in (idx if is_tuple else (idx,)):
         if isinstance(i, (list, np.ndarray)):
-            from .creation import tensor
             i = tensor(_as_index(op, i))
         if isinstance(i, Tensor):
             template.append(_Slot(len(tensors)))
@@ -153,7 +160,6 @@ def _scatter_into(gi, items, g):
     else:
         # NOTE: the general case: the flat positions the forward read, found by indexing an
         # arange the same way; then one kernel adds g at them (no np.add.at scratch)
-        from .creation import arange
         ar = arange(dst.size, dtype=D.int64).reshape(dst.shape)
         pos = _advanced_get(ar, ar._a, items).reshape(-1)
         rows = 1
@@ -219,7 +225,6 @@ def index_select(input, dim, index):
         shape = input.shape
 
         def backward(g, index):
-            from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             ga = gi._a if gi.ndim else gi._a.reshape(1)
             ix = _check_range("index_select", data(index, "backward").reshape(-1), ga.shape[d], d,
@@ -272,7 +277,6 @@ def gather(input, dim, index):
 
 def scatter_add_zeros(shape, dim, index, src):
     """A zeros tensor of ``shape`` with ``src`` added at ``index`` along ``dim``."""
-    from .creation import zeros
     out = zeros(shape, dtype=src.dtype)
     return scatter_add_(out, dim, index, src)
 
@@ -316,7 +320,6 @@ def _gather_grad(g, dim, index, shape):
     """The gradient of scatter_add's ``src``: ``g`` gathered at ``index``, zero where src was unused."""
     gs = gather(g, dim, index)
     if tuple(gs.shape) != tuple(shape):
-        from .creation import zeros
         full = zeros(tuple(shape), dtype=gs.dtype)
         full[tuple(slice(0, n) for n in gs.shape)] = gs
         gs = full
@@ -357,7 +360,6 @@ def masked_select(input, mask):
     """1-D tensor of the elements of ``input`` where the (broadcastable) bool ``mask`` is True."""
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise TypeError("masked_select: mask must be a bool tensor")
-    from .layout import broadcast_shapes
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
     x = input.expand(shape).contiguous() if tuple(input.shape) != shape else input
     m = data(mask, "masked_select")
@@ -367,7 +369,6 @@ def masked_select(input, mask):
         ishape = input.shape
 
         def backward(g, mask):
-            from .creation import zeros
             gi = zeros(shape, dtype=g.dtype)
             gi._a[np.broadcast_to(data(mask, "backward"), shape)] = data(g, "backward")
             if needs_grad(g):     # create_graph=True
@@ -380,7 +381,6 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an (n, ndim) long tensor, or a tuple of 1-D ones."""
-    from .creation import tensor
     idx = np.nonzero(data(input, "nonzero") if input.ndim else data(input, "nonzero").reshape(1))
     if as_tuple:
         return tuple(tensor(i.astype(np.int64)) for i in idx)
@@ -461,3 +461,12 @@ def _zero_at(g, template, ts):
 def _with_ellipsis(items):
     """Basic index items that always give a view (a trailing ... keeps 0-d results arrays)."""
     return items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim`` (a view without that dim)."""
+    d = norm_dim("select", dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select: index {index} out of range for dim {d} of size {n}")
+    return input[(slice(None),) * d + (index,)]

@@ -16,17 +16,30 @@ on the thread count. The very same memory (``x.mul_(x)``) is fine.
 import numpy as np
 
 from .. import dtypes as D
-from ..autograd.graph import is_grad_enabled, no_grad
+from ..graph import is_grad_enabled, no_grad
 from ..kernels import codes as C
 from ..tensor import Tensor
-from . import arith, select, unary
-from .alloc import check_writable, data, is_scalar
-from .layout import broadcast_shapes
-from .pointwise import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
+from . import activation, arith, conditional, unary
+from .alloc import check_writable, data, empty as _empty, is_scalar, kernels
+from .layout import broadcast_shapes, nd_views
+from .launch import as_array, check_fits, copy_into, launch_binary, launch_unary, operand_dtype
 from .inplace_grad import SPECS
 from .overlap import overlap_error, partial_overlap
 from .record import check_inplace, needs_grad, record, sum_to
-from .relu import relu_saving_bits
+from .relu_mask import relu_saving_bits
+from .convert import clone
+
+__all__ = [
+    "abs_", "add_", "addcdiv_", "addcmul_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "copy_",
+    "div_", "exp_", "fill_", "floor_", "lerp_", "log_", "mul_", "neg_", "pow_", "relu_",
+    "remainder_", "round_", "sigmoid_", "sqrt_", "sub_", "tanh_", "zero_"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "abs_", "add_", "addcdiv_", "addcmul_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "copy_",
+    "div_", "exp_", "fill_", "floor_", "lerp_", "log_", "mul_", "neg_", "pow_", "relu_",
+    "remainder_", "round_", "sigmoid_", "sqrt_", "sub_", "tanh_", "zero_"
+]
 
 
 def _write(op, self, result):
@@ -122,7 +135,6 @@ def _axpy(a, b, alpha, code, pre):
     if code not in (C.ADD, C.SUB) or a.shape != b.shape or not (
             a.flags.c_contiguous and b.flags.c_contiguous):
         return False
-    from .alloc import kernels
     t = a.dtype.type
     pre and pre()
     kernels().axpby(t(1), a.reshape(-1), t(alpha), b.reshape(-1), a.reshape(-1))
@@ -224,7 +236,6 @@ def _inplace(op, fn, direct=None, graded=None):
         if node is not None and any(s.storage is self._s for s in node.saved):
             # NOTE: the backward needs self's values from before the write (y.mul_(w) needs
             # y for w's gradient): compute from a copy, as PyTorch keeps the original self.
-            from .shape import clone
             result = fn(clone(self), *args, **kwargs)
         return _write(op, self, result)
     f.__name__ = op
@@ -238,15 +249,15 @@ mul_ = _inplace("mul_", arith.mul, _direct_binary("mul_", C.MUL))
 div_ = _inplace("div_", arith.div, _direct_binary("div_", C.DIV))
 pow_ = _inplace("pow_", arith.pow, _direct_binary("pow_", C.POW))
 remainder_ = _inplace("remainder_", arith.remainder, _direct_binary("remainder_", C.REMAINDER))
-clamp_ = _inplace("clamp_", select.clamp, _direct_clamp("both"))
+clamp_ = _inplace("clamp_", conditional.clamp, _direct_clamp("both"))
 clip_ = clamp_
-clamp_min_ = _inplace("clamp_min_", select.clamp_min, _direct_clamp("min"))
-clamp_max_ = _inplace("clamp_max_", select.clamp_max, _direct_clamp("max"))
-addcmul_ = _inplace("addcmul_", select.addcmul,
+clamp_min_ = _inplace("clamp_min_", conditional.clamp_min, _direct_clamp("min"))
+clamp_max_ = _inplace("clamp_max_", conditional.clamp_max, _direct_clamp("max"))
+addcmul_ = _inplace("addcmul_", conditional.addcmul,
                     _direct_fused("addcmul_", lambda s, t1, t2: arith.mul(t1, t2)))
-addcdiv_ = _inplace("addcdiv_", select.addcdiv,
+addcdiv_ = _inplace("addcdiv_", conditional.addcdiv,
                     _direct_fused("addcdiv_", lambda s, t1, t2: arith.div(t1, t2)))
-lerp_ = _inplace("lerp_", select.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
+lerp_ = _inplace("lerp_", conditional.lerp, _direct_fused("lerp_", lambda s, end, _: arith.sub(end, s)))
 neg_ = _inplace("neg_", unary.neg, _direct_unary(C.NEG))
 abs_ = _inplace("abs_", unary.abs, _direct_unary(C.ABS))
 exp_ = _inplace("exp_", unary.exp, _direct_unary(C.EXP))
@@ -254,7 +265,7 @@ log_ = _inplace("log_", unary.log, _direct_unary(C.LOG))
 sqrt_ = _inplace("sqrt_", unary.sqrt, _direct_unary(C.SQRT))
 sigmoid_ = _inplace("sigmoid_", unary.sigmoid, _direct_unary(C.SIGMOID))
 tanh_ = _inplace("tanh_", unary.tanh, _direct_unary(C.TANH))
-relu_ = _inplace("relu_", unary.relu, _direct_unary(C.RELU), _relu_graded)
+relu_ = _inplace("relu_", activation.relu, _direct_unary(C.RELU), _relu_graded)
 floor_ = _inplace("floor_", unary.floor, _direct_unary(C.FLOOR))
 round_ = _inplace("round_", unary.round, _direct_unary(C.ROUND))
 
@@ -267,7 +278,6 @@ def copy_(self, src, non_blocking=False):
     a = data(self, "copy_")
     check_writable("copy_", self)
     s = data(src, "copy_")
-    from .layout import broadcast_shapes
     if broadcast_shapes("copy_", a.shape, s.shape) != tuple(a.shape):
         raise ValueError(f"copy_: src of shape {tuple(s.shape)} cannot be broadcast to "
                          f"{tuple(a.shape)}")
@@ -307,8 +317,6 @@ def _fill(op, self, value):
     else:
         check_fits(op, value, self.dtype)
     if a.size:
-        from .alloc import kernels
-        from .layout import nd_views
         v, _ = as_array(value, self.dtype, op)
         o = a if a.ndim else a.reshape(1)
         for (dv,) in nd_views(o.shape, [o]):

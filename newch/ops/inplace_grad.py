@@ -20,14 +20,14 @@ A spec ``spec(self, *args, **kwargs)`` returns ``(before, after)``, or None when
 compute-aside path must run instead: ``before()`` runs just before the write,
 ``after()`` records the node once ``self`` holds the result and its version was bumped.
 """
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..kernels import codes as C
 from ..tensor import Tensor
 from . import unary
 from .arith import div, ge, le, mul, pow
-from .pointwise import launch_binary
+from .launch import launch_binary
 from .record import pack, record, sum_to
-from .select import where
+from .conditional import where
 
 
 def _wants(x):

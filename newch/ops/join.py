@@ -3,8 +3,12 @@ import math
 
 from ..tensor import Tensor
 from .alloc import data, empty, norm_dim
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import needs_grad, record
+from .. import dtypes as D
+
+__all__ = ["cat", "chunk", "concat", "narrow", "split", "stack", "unbind"]
+TENSOR_METHODS = ["chunk", "narrow", "split", "unbind"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def cat(tensors, dim=0):
@@ -23,7 +27,6 @@ def cat(tensors, dim=0):
         parts, dim = list(tensors), 0
     ref = parts[0]
     d = norm_dim("cat", dim, ref.ndim)
-    from .. import dtypes as D
     dt = ref.dtype
     for t in tensors:     # NOTE: skipped empty tensors still take part in type promotion
         dt = D.promote_types(dt, t.dtype)
@@ -116,12 +119,3 @@ def unbind(input, dim=0):
     """A tuple of the slices of ``input`` along ``dim`` (each without that dim)."""
     d = norm_dim("unbind", dim, input.ndim)
     return tuple(input.select(d, i) for i in range(input.shape[d]))
-
-
-def select(input, dim, index):
-    """The slice at ``index`` along ``dim`` (a view without that dim)."""
-    d = norm_dim("select", dim, input.ndim)
-    n = input.shape[d]
-    if not -n <= index < n:
-        raise IndexError(f"select: index {index} out of range for dim {d} of size {n}")
-    return input[(slice(None),) * d + (index,)]

@@ -11,7 +11,8 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels
 from .record import needs_grad, pack, record
-from .shape import contiguous, reshape
+from .convert import contiguous
+from .shape import reshape
 
 
 def _weight_array(op, weight, x):

@@ -2,6 +2,9 @@
 the dtype of the tensor they are called on unless told otherwise."""
 from .creation import empty, full, ones, tensor, zeros
 
+__all__ = []   # methods only: x.new_zeros(...) has no torch.new_zeros
+TENSOR_METHODS = ["new_empty", "new_full", "new_ones", "new_tensor", "new_zeros"]
+
 
 def _size(size):
     if not size:

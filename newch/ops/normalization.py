@@ -11,9 +11,10 @@ import math
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, need_float
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import needs_grad, pack, record
-from .shape import contiguous, reshape
+from .convert import contiguous
+from .shape import reshape
 
 
 def _param(op, t, n, name, x):

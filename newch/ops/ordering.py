@@ -9,6 +9,9 @@ from .alloc import check_tensor, data, norm_dim
 from .creation import tensor
 from .indexing import gather
 
+__all__ = ["argsort", "sort", "topk"]
+TENSOR_METHODS = ["argsort", "sort", "topk"]   # also bound as Tensor methods (ops/methods.py)
+
 SortResult = namedtuple("SortResult", ["values", "indices"])
 # NOTE: torch returns torch.return_types.sort / topk; unpacking and .values / .indices are what
 # scripts use, and this namedtuple gives both.

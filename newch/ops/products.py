@@ -1,6 +1,9 @@
 """Products built on matmul: ``addmm`` (beta * input + alpha * mat1 @ mat2) and ``outer``."""
 from .alloc import check_tensor
-from .matmul import mm
+from .matrix import mm
+
+__all__ = ["addmm", "ger", "outer"]
+TENSOR_METHODS = ["addmm", "ger", "outer"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):

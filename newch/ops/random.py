@@ -5,8 +5,14 @@ from .. import dtypes as D
 from ..generator import rng_of
 from .alloc import check_writable, data, empty, norm_shape
 from .creation import _check_device
-from .pointwise import copy_into
+from .launch import copy_into
 from .record import check_inplace
+
+__all__ = [
+    "bernoulli", "bernoulli_", "normal_", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "randperm", "uniform_"
+]
+TENSOR_METHODS = ["bernoulli", "bernoulli_", "normal_", "uniform_"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def _float(op, dtype):
@@ -88,14 +94,17 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
 
 
 def randn_like(input, *, dtype=None, requires_grad=False):
+    """Standard normal samples with ``input``'s shape (and dtype unless given)."""
     return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def rand_like(input, *, dtype=None, requires_grad=False):
+    """Uniform [0, 1) samples with ``input``'s shape (and dtype unless given)."""
     return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None):
+    """Random integers in [low, high) with ``input``'s shape (and dtype unless given)."""
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 

@@ -7,7 +7,11 @@ from ..tensor import Tensor
 from .alloc import check_tensor, data, norm_dim
 from .creation import tensor
 from .indexing import index_select
-from .select import masked_fill
+from .conditional import masked_fill
+
+__all__ = ["flip", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = ["flip", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu"]
 
 
 def _long(a):

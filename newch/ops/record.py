@@ -1,7 +1,7 @@
 """How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
 import weakref
 
-from ..autograd.graph import Accumulate, Node, SavedTensor, is_grad_enabled
+from ..graph import Accumulate, Node, SavedTensor, is_grad_enabled
 from ..tensor import Tensor
 
 
@@ -78,8 +78,13 @@ def pack(*xs):
     mixed tensor/number operands never captures a tensor itself.
 
     Example:
+        >>> x = newch.ones(2, requires_grad=True)
+        >>> with newch.no_grad():
+        ...     out = x * 2.0
         >>> saved, restore = pack(x, 2.0)
-        >>> record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+        >>> _ = record(out, "MulBackward0", (x,), lambda g, *s: (g * restore(*s)[1],), saved)
+        >>> out.sum().backward(); x.grad.tolist()
+        [2.0, 2.0]
     """
     slots = [i for i, x in enumerate(xs) if isinstance(x, Tensor)]
     if len(slots) == len(xs):
@@ -103,7 +108,7 @@ def sum_to(g, shape):
     shape = tuple(shape)
     if tuple(g.shape) == shape:
         return g
-    from .reduce import sum as _sum
+    from .reduce import sum as _sum   # NOTE: reduce.py imports this module (a cycle)
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1]
     r = _sum(g, dims, keepdim=True) if dims else g

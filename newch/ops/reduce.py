@@ -1,4 +1,7 @@
-"""Reductions (sum, mean, var, max, argmax, logsumexp, ...) over all or given dims."""
+"""Reductions over all or given dims: sum, mean, var, std, prod, nansum, logsumexp, all, any.
+
+The extremes (max, min, argmax, ...) are in ``extrema.py`` and build on ``reduce`` here.
+"""
 import math
 
 import numpy as np
@@ -6,12 +9,22 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
-from ..autograd.graph import is_grad_enabled, no_grad
+from ..graph import is_grad_enabled, no_grad
 from .alloc import data, empty, kernels, norm_dims
 from .arith import div, mul, sub
 from .layout import reshape_view
-from .pointwise import copy_into, launch_binary
+from .launch import copy_into, launch_binary
 from .record import needs_grad, record
+from .conditional import where
+from .creation import full
+from .creation import zeros
+from .unary import exp
+from .unary import log
+from .unary import sqrt
+
+__all__ = ["all", "any", "logsumexp", "mean", "nansum", "prod", "std", "std_mean", "sum", "var", "var_mean"]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = ["all", "any", "logsumexp", "mean", "nansum", "prod", "std", "sum", "var"]
 
 
 def _three_d(a, dims):
@@ -121,7 +134,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         shape = input.shape
 
         def backward(g, input):
-            from .select import where
             gg = _expand_back(g, shape, dims, keepdim).expand(shape)
             return (where(input != input, 0.0, gg),)
         record(out, "NansumBackward0", (input,), backward, saved=[input])
@@ -179,7 +191,6 @@ def _var_grad(g, x, m, dims, keepdim, dof):
 
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """Standard deviation: the square root of ``var``; where it is 0 its gradient is 0 (as PyTorch)."""
-    from .unary import sqrt
     if unbiased is not None:
         correction = 1 if unbiased else 0
     with no_grad():
@@ -191,7 +202,6 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
             m = mean(input, dims, keepdim=True)
 
         def backward(g, input, out, m):
-            from .select import where
             gv = where(out == 0, 0.0, div(g, mul(out, 2.0)))
             return (_var_grad(gv, input, m, dims, keepdim, dof),)
         record(out, "StdBackward0", (input,), backward, saved=[input, out, m])
@@ -210,7 +220,6 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             # NOTE: out / x is exact except where x == 0; those need the product of the others.
             gg = _expand_back(g, shape, dims, keepdim)
             oo = _expand_back(out, shape, dims, keepdim)
-            from .select import where
             zero = input == 0
             if not bool(zero.any()):
                 return (mul(gg, div(oo, input)),)
@@ -224,7 +233,6 @@ def _prod_without_each(x, dims):
     """The product of the other elements along ``dims``, where ``x`` is zero (what prod's
     backward needs there): the product of the nonzero rest if ``x`` is its slice's only
     zero, else 0. Arena ops only, no per-element loop."""
-    from .select import where
     zero = x == 0
     zeros = reduce("prod", C.SUM, zero, dims, True, D.int64)
     rest = reduce("prod", C.PROD, where(zero, 1.0, x), dims, True, x.dtype)
@@ -251,3 +259,53 @@ def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """
     return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed without overflow."""
+    dims = norm_dims("logsumexp", dim, input.ndim)
+    x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+    want_grad = needs_grad(input)
+    with no_grad():
+        m = reduce("logsumexp", C.MAX, x, dims, True, x.dtype) if x.numel() else None
+        if m is None:
+            out = full(_out_shape(x.shape, dims, keepdim), float("-inf"), dtype=x.dtype)
+            if want_grad:     # an empty input still has a (zero-size) gradient, as in PyTorch
+                zshape = tuple(x.shape)
+                record(out, "LogsumexpBackward0", (input,), lambda g: (_zeros(zshape, g.dtype),))
+            return out
+        m = where(m.isinf(), 0.0, m)
+        s = reduce("logsumexp", C.SUMEXP, x, dims, keepdim, x.dtype, center=m)
+        out = log(s) + (m if keepdim else m.reshape(_out_shape(x.shape, dims, False)))
+    if needs_grad(input):
+        def backward(g, x, out):
+            gg = _expand_back(g, x.shape, dims, keepdim)
+            oo = _expand_back(out, x.shape, dims, keepdim)
+            return (mul(gg, exp(sub(x, oo))),)
+        record(out, "LogsumexpBackward0", (input,), backward, saved=[x, out])
+    return out
+
+
+def _zeros(shape, dtype):
+    return zeros(shape, dtype=dtype)
+
+
+def _logic_dims(op, input, dim):
+    """all / any: unlike sum, an empty dim list reduces nothing (PyTorch)."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        return ()
+    return norm_dims(op, dim, input.ndim)
+
+
+def _logic_dtype(input):
+    return D.uint8 if input.dtype is D.uint8 else D.bool_    # NOTE: PyTorch keeps uint8 here
+
+
+def all(input, dim=None, keepdim=False):
+    """True where every element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("all", C.ALL, input, _logic_dims("all", input, dim), keepdim, _logic_dtype(input))
+
+
+def any(input, dim=None, keepdim=False):
+    """True where some element (over ``dim``) is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return reduce("any", C.ANY, input, _logic_dims("any", input, dim), keepdim, _logic_dtype(input))

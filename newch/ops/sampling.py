@@ -5,6 +5,9 @@ from .. import dtypes as D
 from ..generator import rng_of
 from .alloc import check_tensor, data, empty
 
+__all__ = ["multinomial"]
+TENSOR_METHODS = ["multinomial"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def _check_probs(p):
     if not np.all(np.isfinite(p)) or (p < 0).any():

@@ -1,13 +1,26 @@
-"""Unary math ops (exp, log, tanh, relu, ...), each with its derivative beside it."""
+"""Unary math ops (exp, log, sin, tanh, sigmoid, abs, floor, ...), each with its derivative beside it."""
 import math
 
 from .. import dtypes as D
 from ..kernels import codes as C
 from .alloc import data, empty
 from .arith import add, div, mul, sub
-from .pointwise import cast, launch_unary
+from .launch import cast, launch_unary
 from .record import needs_grad, record
-from .relu import relu_saving_bits
+
+__all__ = [
+    "abs", "absolute", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfinv", "exp",
+    "exp2", "expm1", "fix", "floor", "log", "log1p", "log2", "logical_not", "neg", "negative",
+    "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan",
+    "tanh", "trunc"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "abs", "absolute", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfinv", "exp",
+    "exp2", "expm1", "fix", "floor", "log", "log1p", "log2", "logical_not", "neg", "negative",
+    "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "square", "tan",
+    "tanh", "trunc"
+]
 
 _INT_OK = {C.NEG, C.ABS, C.SIGN, C.SQUARE, C.RELU}
 _IDENTITY_ON_INT = {C.FLOOR, C.CEIL, C.ROUND, C.TRUNC}
@@ -82,20 +95,6 @@ tan = _op("tan", C.TAN, "TanBackward0", lambda g, x, o: mul(g, add(mul(o, o), 1.
 tanh = _op("tanh", C.TANH, "TanhBackward0", lambda g, x, o: mul(g, sub(1.0, mul(o, o))), "out")
 sigmoid = _op("sigmoid", C.SIGMOID, "SigmoidBackward0",
               lambda g, x, o: mul(g, mul(o, sub(1.0, o))), "out")
-_relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0), "out")
-
-
-def relu(input):
-    """max(x, 0) elementwise; under autograd the node keeps a bit mask (see ``ops/relu.py``).
-
-    Example:
-        >>> relu(newch.tensor([-1.0, 2.0])).tolist()
-        [0.0, 2.0]
-    """
-    out = relu_saving_bits(input)
-    return out if out is not None else _relu_plain(input)
-
-
 square = _op("square", C.SQUARE, "PowBackward0", lambda g, x, o: mul(g, mul(x, 2.0)))
 reciprocal = _op("reciprocal", C.RECIPROCAL, "ReciprocalBackward0",
                  lambda g, x, o: mul(g, neg(mul(o, o))), "out")
@@ -124,21 +123,6 @@ def round(input, *, decimals=None):
         scale = 10.0 ** decimals
         return div(round(mul(input, scale)), scale)
     return unary("round", C.ROUND, input, "RoundBackward0", _zero_grad, None)
-
-
-def _silu_grad(g, x, o):
-    s = sigmoid(x)
-    return mul(g, mul(s, add(mul(x, sub(1.0, s)), 1.0)))
-
-
-def _gelu_grad(g, x, o):
-    cdf = mul(add(erf(mul(x, 1.0 / math.sqrt(2.0))), 1.0), 0.5)
-    pdf = mul(exp(mul(mul(x, x), -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
-    return mul(g, add(cdf, mul(x, pdf)))
-
-
-silu = _op("silu", C.SILU, "SiluBackward0", _silu_grad)
-gelu_erf = _op("gelu", C.GELU_ERF, "GeluBackward0", _gelu_grad)
 
 
 def logical_not(input):

@@ -5,7 +5,7 @@ re-evaluates the loss (and its gradient). The algorithm and its state follow PyT
 """
 import numpy as np
 
-from ..autograd.graph import enable_grad, no_grad
+from ..graph import enable_grad, no_grad
 from ..context import default_context
 from ..ops.alloc import data
 from ..ops.creation import tensor
@@ -26,7 +26,9 @@ class LBFGS(Optimizer):
         >>> opt = LBFGS([w], line_search_fn="strong_wolfe")
         >>> def closure():
         ...     opt.zero_grad(); loss = ((w - 3) ** 2).sum(); loss.backward(); return loss
-        >>> opt.step(closure)
+        >>> _ = opt.step(closure)
+        >>> [round(v, 4) for v in w.tolist()]
+        [3.0, 3.0, 3.0]
     """
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,

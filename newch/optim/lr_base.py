@@ -74,7 +74,9 @@ class LRScheduler:
     Example:
         >>> sched = newch.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
         >>> for epoch in range(100):
-        ...     train(); opt.step(); sched.step()
+        ...     opt.step(); sched.step()      # one epoch of training, then the schedule
+        >>> [round(lr, 8) for lr in sched.get_last_lr()]    # 0.1 cut by 10 at 30, 60, 90
+        [0.0001]
     """
 
     _get_lr_called_within_step = False
@@ -120,6 +122,7 @@ class LRScheduler:
         """The learning rates (one per group) set by the last ``step()``.
 
         Example:
+            >>> sched = newch.optim.lr_scheduler.StepLR(opt, step_size=30)
             >>> sched.get_last_lr()
             [0.1]
         """
@@ -163,6 +166,9 @@ class LRScheduler:
         """The scheduler's state: every attribute but the optimizer (PyTorch's layout).
 
         Example:
+            >>> sched = newch.optim.lr_scheduler.StepLR(opt, step_size=30)
+            >>> for _ in range(3):
+            ...     opt.step(); sched.step()
             >>> sd = sched.state_dict(); sd["last_epoch"]
             3
         """
@@ -172,7 +178,10 @@ class LRScheduler:
         """Restore a state saved by ``state_dict()``.
 
         Example:
-            >>> sched.load_state_dict(torch_scheduler_state)
+            >>> sched = newch.optim.lr_scheduler.StepLR(opt, step_size=30)
+            >>> sched.load_state_dict({"last_epoch": 3, "_step_count": 4})   # from torch too
+            >>> sched.last_epoch
+            3
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"{type(self).__name__}.load_state_dict: expected a dict, got "

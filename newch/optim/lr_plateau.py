@@ -18,7 +18,10 @@ class ReduceLROnPlateau(LRScheduler):
     Example:
         >>> sched = ReduceLROnPlateau(opt, mode="min", patience=3)
         >>> for epoch in range(50):
-        ...     val_loss = validate(); sched.step(val_loss)
+        ...     val_loss = 1.0                # the epoch's validation loss: no progress
+        ...     sched.step(val_loss)
+        >>> opt.param_groups[0]["lr"] < 1e-6
+        True
     """
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,

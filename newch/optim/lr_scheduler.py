@@ -10,7 +10,7 @@ Example:
     >>> from newch.optim.lr_scheduler import CosineAnnealingLR
     >>> sched = CosineAnnealingLR(opt, T_max=100)
     >>> for epoch in range(100):
-    ...     train_one_epoch(); sched.step()
+    ...     opt.step(); sched.step()          # one epoch of training, then the schedule
 """
 import math
 import types

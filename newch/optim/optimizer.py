@@ -16,11 +16,11 @@ import copy
 from collections import defaultdict
 from numbers import Real
 
-from ..autograd.graph import enable_grad
+from ..graph import enable_grad
 from ..context import default_context
 from ..dtypes import float32
 from ..ops.alloc import data, empty
-from ..ops.pointwise import copy_into
+from ..ops.launch import copy_into
 from ..tensor import Tensor
 
 
@@ -72,7 +72,10 @@ def state_array(state, key, param, op):
     """The flat array of state tensor ``state[key]``, checked to be alive and to fit ``param``.
 
     Example:
-        >>> m = state_array(state, "exp_avg", param_flat, "Adam.step")
+        >>> state = {"exp_avg": state_tensor(w)}
+        >>> param_flat = w.detach().numpy().reshape(-1)      # the parameter's flat array
+        >>> state_array(state, "exp_avg", param_flat, "Adam.step").shape
+        (3,)
     """
     t = state.get(key)
     if not isinstance(t, Tensor):
@@ -136,7 +139,11 @@ class Optimizer:
         """Add a group of parameters with its own options (missing ones come from ``defaults``).
 
         Example:
+            >>> with newch.persistent():
+            ...     head_w = newch.zeros(2, requires_grad=True)
             >>> opt.add_param_group({"params": [head_w], "lr": 0.01})
+            >>> [g["lr"] for g in opt.param_groups]
+            [0.1, 0.01]
         """
         name = type(self).__name__
         if not isinstance(param_group, dict):

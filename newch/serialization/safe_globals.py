@@ -34,8 +34,8 @@ def add_safe_globals(safe_globals):
             for an object pickled under another name.
 
     Example:
-        >>> newch.serialization.add_safe_globals([MyConfig])
-        >>> newch.load("run.pt")     # may now rebuild MyConfig objects
+        >>> newch.serialization.add_safe_globals([MyConfig])   # doctest: +SKIP
+        >>> newch.load("run.pt")     # may now rebuild MyConfig objects  # doctest: +SKIP
     """
     entries = [_entry(g) for g in safe_globals]
     with _LOCK:
@@ -59,7 +59,7 @@ def safe_globals(globals_list):
     """``with safe_globals([MyConfig]):`` allows them in weights-only loads inside the block.
 
     Example:
-        >>> with newch.serialization.safe_globals([MyConfig]):
+        >>> with newch.serialization.safe_globals([MyConfig]):   # doctest: +SKIP
         ...     ckpt = newch.load("run.pt")
     """
     entries = [_entry(g) for g in globals_list]

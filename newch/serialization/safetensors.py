@@ -224,7 +224,9 @@ def load_file(filename, device="cpu"):
         device: accepted for compatibility; newch runs on the CPU.
 
     Example:
+        >>> newch.safetensors.save_file(model.state_dict(), "model.safetensors")
         >>> model.load_state_dict(newch.safetensors.load_file("model.safetensors"))
+        <All keys matched successfully>
     """
     if str(device).split(":")[0] != "cpu":
         raise ValueError(f"safetensors.load_file: device {device!r} is not available; newch "

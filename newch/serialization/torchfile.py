@@ -127,7 +127,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         encoding: passed to the unpickler (``"latin1"`` for Python 2 files).
 
     Example:
+        >>> newch.save(model.state_dict(), "model.pt")
         >>> model.load_state_dict(newch.load("model.pt"))
+        <All keys matched successfully>
     """
     if pickle_module not in (None, pickle):
         raise ValueError("newch.load: pickle_module must be None or pickle")
@@ -286,7 +288,7 @@ def get_unsafe_globals_in_checkpoint(f):
     not refuse anything.
 
     Example:
-        >>> newch.serialization.get_unsafe_globals_in_checkpoint("model.pt")
+        >>> newch.serialization.get_unsafe_globals_in_checkpoint("model.pt")  # doctest: +SKIP
         ['__main__.Net', 'torch.nn.modules.linear.Linear']
     """
     import zipfile      # NOTE: imported on first use; keeps ``import newch`` fast

@@ -124,7 +124,7 @@ def _newch_class(module, name):
     """newch's object for torch's ``torch.nn...``, ``torch.optim...`` or ``torch.<op>``, or None."""
     from .. import net, ops, optim    # NOTE: the namespaces are complete only once newch loaded
     if module == "torch":
-        return getattr(ops, name, None)
+        return getattr(ops, name) if name in ops.__all__ else None     # public ops only, no module
     if module == "torch.nn.functional":
         return getattr(net.functional, name, None)
     if module.startswith("torch.nn"):

@@ -23,6 +23,7 @@ class ZipWriter:
         out: a binary file object (only ``write`` is used).
 
     Example:
+        >>> import io
         >>> w = ZipWriter(io.BytesIO()); w.add("archive/version", b"3\\n"); w.close()
     """
 

@@ -9,6 +9,7 @@ import os
 import tempfile
 
 from ..context import default_context
+from ..serialization import save
 
 
 class Callback:
@@ -183,7 +184,6 @@ class ModelCheckpoint(Callback):
 
 def atomic_save(obj, path):
     """``newch.save(obj, path)`` through a temporary file in the same folder, then a rename."""
-    from .. import save   # NOTE: newch.save sits in the package root, above train/
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path))

@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..context import default_context
 from ..data import DataLoader, Dataset, TensorDataset
 from ..net import functional as F

@@ -4,7 +4,7 @@ A metric is called as ``metric(output, target)`` on one batch and returns a
 number (or a one-element tensor); ``fit`` reports its average over the batches,
 weighted by batch size.
 """
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..tensor import Tensor
 
 

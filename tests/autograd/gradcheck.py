@@ -42,23 +42,31 @@ def _scalar(outs, weights):
     return total
 
 
+def finite_diff(f, a, eps=EPS):
+    """Central differences ``(f(a + eps e_i) - f(a - eps e_i)) / (2 eps)`` of scalar ``f`` at array ``a``.
+
+    ``f`` takes an array of ``a``'s shape (a numpy reference, or a wrapper around newch).
+    """
+    g = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        up, down = a.copy(), a.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        g[idx] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
 def numeric_grads(fn, arrays, weights, eps=EPS, wrt=None):
     """Central-difference gradients of sum(fn(*xs) * weights) w.r.t. each array in ``wrt``."""
     wrt = range(len(arrays)) if wrt is None else wrt
-    grads = []
-    for i in wrt:
-        base = arrays[i]
-        g = np.zeros_like(base)
-        for idx in np.ndindex(base.shape):
-            vals = []
-            for step in (eps, -eps):
-                moved = [a.copy() for a in arrays]
-                moved[i][idx] += step
-                with newch.no_grad():
-                    vals.append(_scalar(_outputs(fn(*[newch.tensor(a) for a in moved])), weights))
-            g[idx] = (vals[0] - vals[1]) / (2 * eps)
-        grads.append(g)
-    return grads
+
+    def at(i):
+        def f(b):
+            moved = [b if k == i else a for k, a in enumerate(arrays)]
+            with newch.no_grad():
+                return _scalar(_outputs(fn(*[newch.tensor(a) for a in moved])), weights)
+        return f
+    return [finite_diff(at(i), arrays[i], eps) for i in wrt]
 
 
 def analytic_grads(fn, arrays, weights, wrt=None):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import newch
-from newch.autograd.graph import Node, SavedTensor
+from newch.graph import Node, SavedTensor
 
 from .test_gradcheck_ops import ALL, L, case, u
 

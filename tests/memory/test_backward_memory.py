@@ -1,16 +1,6 @@
 """Memory is given back as it goes: during backward, under no_grad, and in loops without step_end()."""
-import pytest
 
 import newch
-
-
-@pytest.fixture
-def ctx():
-    prev = newch.default_context()
-    c = newch.Context(seed=0)
-    newch.set_default_context(c)
-    yield c
-    newch.set_default_context(prev)
 
 
 def _mlp(depth, width):

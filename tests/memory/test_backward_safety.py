@@ -16,12 +16,9 @@ from newch import NcError
 
 
 @pytest.fixture(autouse=True)
-def ctx():
-    prev = newch.default_context()
-    c = newch.Context(seed=0)
-    newch.set_default_context(c)
-    yield c
-    newch.set_default_context(prev)
+def _fresh_context(ctx):
+    """Every test here runs on its own context (``ctx`` from conftest.py)."""
+    yield ctx
 
 
 def _leaf(n=5):

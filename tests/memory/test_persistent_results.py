@@ -7,15 +7,6 @@ import newch
 from newch import NcError
 
 
-@pytest.fixture
-def ctx():
-    prev = newch.default_context()
-    c = newch.Context(seed=0)
-    newch.set_default_context(c)
-    yield c
-    newch.set_default_context(prev)
-
-
 # Every op that can return a view of its input, or the input itself.
 VIEWS = {
     "reshape": lambda x: x.reshape(2, 3),

@@ -9,15 +9,6 @@ import newch
 from newch import NcError
 
 
-@pytest.fixture
-def ctx():
-    prev = newch.default_context()
-    c = newch.Context(seed=0)
-    newch.set_default_context(c)
-    yield c
-    newch.set_default_context(prev)
-
-
 def test_pickling_a_stale_temporary_raises(ctx):
     x = newch.randn(3)
     newch.step_end()

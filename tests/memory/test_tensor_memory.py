@@ -9,15 +9,6 @@ import newch
 from newch import NcError
 
 
-@pytest.fixture
-def ctx():
-    prev = newch.default_context()
-    c = newch.Context(seed=0)
-    newch.set_default_context(c)
-    yield c
-    newch.set_default_context(prev)
-
-
 STALE_PATHS = {
     "op input": lambda x: x.sum(),
     "binary op input": lambda x: x + 1,

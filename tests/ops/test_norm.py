@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import newch
+from tests.autograd.gradcheck import finite_diff
 
 INF = math.inf
 RNG = np.random.default_rng(3)
@@ -29,16 +30,6 @@ def test_vector_norm_matches_numpy(p, dim, keepdim):
     want = np_vector_norm(X, p, axis=dim, keepdims=keepdim)
     assert got.shape == want.shape and got.dtype == newch.float64
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-13)
-
-
-def finite_diff(f, a, h=1e-6):
-    g = np.zeros_like(a)
-    for idx in np.ndindex(a.shape):
-        up, down = a.copy(), a.copy()
-        up[idx] += h
-        down[idx] -= h
-        g[idx] = (f(up) - f(down)) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("p", [2, 1, 3, 1.5, 0.5, INF, -INF])

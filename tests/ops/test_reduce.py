@@ -1,4 +1,10 @@
 """Reductions against numpy: all/given dims, negative and non-adjacent dims, keepdim, dtypes, NaN."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -248,20 +254,35 @@ def test_large_reductions_take_the_parallel_path(rng, shape, dim):
         close(x.argmin(**kw), np.argmin(a, axis=dim))
 
 
-def test_reductions_are_the_same_on_1_and_2_threads(rng):
-    a = rng.standard_normal((333, 777)).astype(np.float32)
-    prev = newch.default_context()
-    try:
-        res = []
-        for threads in (1, 2):
-            newch.set_default_context(newch.Context(seed=0, threads=threads))
-            x = newch.tensor(a)
-            res.append([x.sum().numpy(), x.sum(0).numpy(), x.sum(1).numpy(), x.T.mean(1).numpy(),
-                        x.var(0).numpy(), x.logsumexp(1).numpy()])
-        for r1, r2 in zip(*res):
-            np.testing.assert_array_equal(r1, r2)
-    finally:
-        newch.set_default_context(prev)
+_THREADS_SCRIPT = """
+import hashlib, json, numpy as np, newch
+a = np.random.default_rng(0).standard_normal((333, 777)).astype(np.float32)
+out = {}
+for threads in (1, 2):
+    ctx = newch.Context(seed=0, threads=threads)
+    newch.set_default_context(ctx)
+    x = newch.tensor(a)
+    res = [x.sum(), x.sum(0), x.sum(1), x.T.mean(1), x.var(0), x.logsumexp(1)]
+    out[threads] = [ctx.threads, [hashlib.sha256(r.numpy().tobytes()).hexdigest() for r in res]]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_reductions_are_the_same_on_1_and_2_threads():
+    """Bit-identical on 1 and 2 threads, in a process that really has 2 (NUMBA_NUM_THREADS=2)."""
+    if os.environ.get("NEWCH_BACKEND") == "ref":
+        pytest.skip("the ref backend runs no parallel kernels")
+    pytest.importorskip("numba")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ, NUMBA_NUM_THREADS="2",
+               PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["1"][0] == 1 and out["2"][0] == 2, f"thread counts not applied: {out}"
+    assert out["1"][1] == out["2"][1]
 
 
 def test_reductions_match_torch(torch, rng):

@@ -6,7 +6,7 @@ stays correct (the value the backward needs is kept aside).
 import warnings
 
 from ... import ops
-from ...autograd.graph import is_grad_enabled
+from ...graph import is_grad_enabled
 
 
 def _write_back(input, fn, needs_input):

@@ -12,8 +12,9 @@ import math
 from ...ops.activation import softmax
 from ...ops.alloc import check_tensor
 from ...ops.creation import tensor
-from ...ops.matmul import matmul
+from ...ops.matrix import matmul
 from .dropout import dropout as _dropout
+from ... import dtypes as D
 
 _NEG_INF = float("-inf")
 
@@ -21,7 +22,6 @@ _NEG_INF = float("-inf")
 def causal_bool_mask(l, s):
     """A (l, s) bool tensor, True where query i may attend key j (j <= i)."""
     import numpy as np
-    from ... import dtypes as D
     return tensor(np.tril(np.ones((l, s), dtype=bool)), dtype=D.bool_)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import dtypes as D
 from ... import ops
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops import loss as _loss_ops
 from ...ops.alloc import data
 from ...ops.record import needs_grad, record
@@ -203,7 +203,7 @@ def _bce_elementwise(input, target):
         def backward(g, x, t):
             gx = gt = None
             if want_x:
-                den = ops.clamp_min(ops.mul(x, ops.rsub(x, 1.0)), 1e-12)
+                den = ops.clamp_min(ops.mul(x, ops.arith.rsub(x, 1.0)), 1e-12)
                 gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
             if want_t:
                 a, b = _bce_terms(x, t)
@@ -281,7 +281,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if pos_weight is not None:
         _tensors(op, pos_weight=pos_weight)
         sp = ops.mul(ops.add(ops.mul(ops.sub(pos_weight, 1.0), target), 1.0), sp)
-    loss = ops.add(ops.mul(ops.rsub(target, 1.0), input), sp)
+    loss = ops.add(ops.mul(ops.arith.rsub(target, 1.0), input), sp)
     if weight is not None:
         _tensors(op, weight=weight)
         loss = ops.mul(loss, weight)

@@ -1,6 +1,6 @@
 """``F.normalize`` and ``F.cosine_similarity``: scaling vectors to unit norm and comparing them."""
 from ...ops.alloc import check_tensor
-from ...ops.norm import norm
+from ...ops.norms import norm
 from ...ops.reduce import sum as _sum
 
 

@@ -2,14 +2,14 @@
 import numpy as np
 
 from ... import dtypes as D
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops.alloc import check_tensor, data
 from ...ops.creation import tensor
 from ...ops.extrema import max as _max
 from ...ops.indexing import index_select
 from ...ops.join import stack
 from ...ops.reduce import sum as _sum
-from ...ops.select import where
+from ...ops.conditional import where
 
 
 def _check_indices(op, input, weight):

@@ -1,6 +1,6 @@
 """``F.linear``: y = x @ W.T + b, the whole computation of ``nn.Linear``."""
 from ...ops.arith import add
-from ...ops.matmul import matmul
+from ...ops.matrix import matmul
 from ...tensor import Tensor
 
 

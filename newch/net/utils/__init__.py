@@ -2,7 +2,7 @@
 
 Example:
     >>> loss.backward()
-    >>> newch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    >>> total = newch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     >>> opt.step()
 """
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm

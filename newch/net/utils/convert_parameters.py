@@ -1,5 +1,5 @@
 """Parameters to one flat vector and back (``torch.nn.utils.parameters_to_vector`` and inverse)."""
-from ...autograd.graph import no_grad
+from ...graph import no_grad
 from ...ops.join import cat
 from ...tensor import Tensor
 
@@ -22,8 +22,8 @@ def parameters_to_vector(parameters):
 
     Example:
         >>> vec = newch.nn.utils.parameters_to_vector(model.parameters())
-        >>> vec.shape
-        newch.Size([n_parameters])
+        >>> vec.shape   # model = nn.Linear(4, 2): 8 weights, 2 biases
+        newch.Size([10])
     """
     ps = _params("parameters_to_vector", parameters)
     if not ps:
@@ -40,6 +40,7 @@ def vector_to_parameters(vec, parameters):
     parameters stay the same tensors (optimizers keep working).
 
     Example:
+        >>> vec = newch.nn.utils.parameters_to_vector(model.parameters()).detach()
         >>> newch.nn.utils.vector_to_parameters(vec * 0.5, model.parameters())
     """
     op = "vector_to_parameters"

@@ -4,6 +4,9 @@ import numpy as np
 from .alloc import check_tensor, data, norm_dim
 from .creation import as_tensor
 
+__all__ = ["unique"]
+TENSOR_METHODS = ["unique"]   # also bound as Tensor methods (ops/methods.py)
+
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Distinct elements of ``input`` in ascending order (also when ``sorted=False``).

@@ -10,6 +10,8 @@ backward closure saved, and the engine drops those as soon as a node is done.
 """
 import threading
 
+from .errors import NcError
+
 _mode = threading.local()
 
 
@@ -109,7 +111,6 @@ class SavedTensor:
         """Raise unless the saved memory is alive and unmodified."""
         st = self.storage
         if not st.gen.alive:
-            from ..errors import NcError
             g = st.gen
             why = "release()" if g.how == "release()" else f"the step_end() of step {g.step}"
             raise NcError(

@@ -11,7 +11,7 @@ import math
 from numbers import Real
 
 from .. import dtypes as D
-from ..autograd.graph import no_grad
+from ..graph import no_grad
 from ..tensor import Tensor
 from .alloc import check_tensor, norm_dims
 from .arith import div, eq, logical_or, mul, ne, pow
@@ -19,8 +19,11 @@ from .creation import zeros, zeros_like
 from .extrema import amax, amin
 from .record import needs_grad, record
 from .reduce import _expand_back, sum as _sum
-from .select import isnan, where
+from .conditional import isnan, where
 from .unary import abs as _abs, sign, sqrt
+
+__all__ = ["norm"]
+TENSOR_METHODS = ["norm"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def _float_input(op, x, dtype):

@@ -2,16 +2,30 @@
 from .. import dtypes as D
 from ..tensor import Tensor
 from .alloc import check_writable, data, empty, is_scalar, kernels
-from .arith import add, div, mul, sub
+from .arith import add, div, eq, logical_or, maximum, minimum, mul, ne, sub
 from .layout import broadcast_shapes, nd_views
-from .pointwise import as_array, check_fits, operand_dtype
-from .record import needs_grad, pack, record, sum_to
+from .launch import as_array, binary, check_fits, operand_dtype
+from .record import check_inplace, needs_grad, pack, record, sum_to
+from ..graph import no_grad
+from ..kernels import codes as C
+from .creation import zeros
+from .indexing import nonzero
+from .unary import logical_not
+
+__all__ = [
+    "addcdiv", "addcmul", "clamp", "clamp_max", "clamp_min", "clip", "isfinite", "isinf", "isnan",
+    "lerp", "masked_fill", "masked_fill_", "where"
+]
+# also bound as Tensor methods (ops/methods.py):
+TENSOR_METHODS = [
+    "addcdiv", "addcmul", "clamp", "clamp_max", "clamp_min", "clip", "isfinite", "isinf", "isnan",
+    "lerp", "masked_fill", "masked_fill_"
+]
 
 
 def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (scalars allowed)."""
     if input is None and other is None:
-        from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
@@ -51,8 +65,6 @@ def clamp(input, min=None, max=None):
     # NOTE: as PyTorch: a number and a tensor bound mix only if the tensor is 0-d (a number then)
     if any(is_scalar(a) and isinstance(b, Tensor) and b.ndim > 0 for a, b in ((min, max), (max, min))):
         raise TypeError("clamp: min and max must both be numbers or both be tensors (as in PyTorch)")
-    from .arith import maximum, minimum
-    from ..autograd.graph import no_grad
     with no_grad():
         out = input
         if min is not None:
@@ -90,16 +102,16 @@ clip = clamp
 
 
 def clamp_min(input, min):
+    """``clamp(input, min=min)``: every element at least ``min``."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """``clamp(input, max=max)``: every element at most ``max``."""
     return clamp(input, max=max)
 
 
 def _clamp_scalar(x, value, which):
-    from ..kernels import codes as C
-    from .pointwise import binary
     if not is_scalar(value):
         raise TypeError(f"clamp: {which} must be a number or Tensor, got {type(value).__name__}")
     return binary("clamp", C.MAXIMUM if which == "min" else C.MINIMUM, x, value,
@@ -118,7 +130,6 @@ def masked_fill(input, mask, value):
         else ishape
     # NOTE: a mask with more (or larger) dims than input widens the result, as in PyTorch
     out = (input.expand(shape) if shape != ishape else input).clone()
-    from ..autograd.graph import no_grad
     with no_grad():
         masked_fill_(out, mask, value)
     if needs_grad(input):
@@ -129,7 +140,6 @@ def masked_fill(input, mask, value):
 
 def masked_fill_(input, mask, value):
     """Set ``input`` to ``value`` where ``mask`` is True, in place; returns ``input``."""
-    from .record import check_inplace
     check_inplace("masked_fill_", input)
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise TypeError(f"masked_fill_: mask must be a bool Tensor, got "
@@ -172,22 +182,17 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 def isnan(input):
     """True where ``input`` is NaN."""
-    from .arith import ne
     return ne(input, input)
 
 
 def isinf(input):
     """True where ``input`` is +inf or -inf."""
-    from .arith import eq
-    from .unary import abs
+    from .unary import abs   # NOTE: kept local: at module level it would shadow the builtin
     if not input.dtype.is_floating_point:
-        from .creation import zeros
         return zeros(tuple(input.shape), dtype=D.bool_)
     return eq(abs(input), float("inf"))
 
 
 def isfinite(input):
     """True where ``input`` is neither NaN nor infinite."""
-    from .arith import logical_or
-    from .unary import logical_not
     return logical_not(logical_or(isnan(input), isinf(input)))

@@ -7,8 +7,11 @@ size 1 where another's is larger drops it, so the product broadcasts along it.
 import string
 
 from .alloc import check_tensor
-from .matmul import bmm
+from .matrix import bmm
 from .reduce import sum as _sum
+
+__all__ = ["baddbmm", "einsum"]
+TENSOR_METHODS = ["baddbmm"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def _parse(equation, n):

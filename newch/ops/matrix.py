@@ -1,10 +1,14 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
 from .. import dtypes as D
-from ..autograd.graph import is_grad_enabled
+from ..graph import is_grad_enabled
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, view_of
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
+from .launch import copy_into
+
+__all__ = ["bmm", "matmul", "mm"]
+TENSOR_METHODS = ["bmm", "matmul", "mm"]   # also bound as Tensor methods (ops/methods.py)
 
 
 def _check(op, a, b):
@@ -101,7 +105,6 @@ def _batch_view(X, batch):
     v = reshape_view(full, (bs,) + X.shape[-2:])
     if v is not None:
         return v, None
-    from .pointwise import copy_into
     tmp = empty(full.shape, D.from_numpy_dtype(X.dtype))
     copy_into(full, tmp._a)
     return tmp._a.reshape((bs,) + X.shape[-2:]), tmp
