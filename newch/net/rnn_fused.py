@@ -34,8 +34,13 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     ``LstmBackward0``. ``reverse`` walks the steps from T - 1 down to 0.
 
     Example:
+        >>> import newch
+        >>> lstm = newch.nn.LSTM(4, 3)
+        >>> x, h0, c0 = newch.randn(5, 2, 4), newch.zeros(2, 3), newch.zeros(2, 3)
         >>> out, h, c = lstm_sequence(x, h0, c0, lstm.weight_ih_l0, lstm.weight_hh_l0,
         ...                           lstm.bias_ih_l0, lstm.bias_hh_l0)
+        >>> out.shape, h.shape
+        (newch.Size([5, 2, 3]), newch.Size([2, 3]))
     """
     op = "LSTM"
     T, B, I = x.shape
