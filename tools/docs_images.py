@@ -78,8 +78,8 @@ def draw(out, epochs=4, n_train=8000):
 
 
 def main(argv=None):
-    # ``python tools/docs_images.py`` puts tools/ first on sys.path, where tools/coverage.py
-    # would shadow the ``coverage`` package numba imports: drop it, put the checkout first.
+    # ``python tools/docs_images.py`` puts tools/ first on sys.path, where a tools/ module named like a package
+    # (tools/coverage.py once shadowed the ``coverage`` numba imports) could shadow it: drop it, put the checkout first.
     here = pathlib.Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != here]
     sys.path.insert(0, str(ROOT))

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-# Run from a checkout: import its newch, and not tools/ modules (tools/coverage.py) as packages.
+# Run from a checkout: import its newch, and not tools/ modules (tools/conformance_report.py) as packages.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:] = [_ROOT] + [p for p in sys.path if p not in ("", os.path.join(_ROOT, "tools"))]
 

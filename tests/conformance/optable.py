@@ -3,7 +3,7 @@
 Each row (``entry.Op`` / ``Layer`` / ``Optim``) is run on newch and on PyTorch
 by ``test_conformance.py``: values, shapes, dtypes and gradients must agree, and
 where torch raises newch must raise too. ``calls`` keys are the public
-spellings a row covers; ``tools/coverage.py`` reads them to say which PyTorch
+spellings a row covers; ``tools/conformance_report.py`` reads them to say which PyTorch
 names are checked here, and ``test_table_complete.py`` fails when a public
 newch op has no row (or is not listed in ``NOT_OPS`` with the reason).
 

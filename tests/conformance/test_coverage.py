@@ -1,6 +1,6 @@
-"""tools/coverage.py and docs/conformance.md: the report in the docs is the one the script prints now.
+"""tools/conformance_report.py and docs/conformance.md: the report in the docs is the one the script prints now.
 
-Runs without torch. When this fails, run ``python tools/coverage.py --update docs/conformance.md``.
+Runs without torch. When this fails, run ``python tools/conformance_report.py --update docs/conformance.md``.
 """
 import importlib.util
 import pathlib
@@ -11,7 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _coverage():
-    spec = importlib.util.spec_from_file_location("newch_coverage_tool", ROOT / "tools" / "coverage.py")
+    spec = importlib.util.spec_from_file_location("newch_coverage_tool", ROOT / "tools" / "conformance_report.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -23,7 +23,7 @@ def test_docs_show_the_current_coverage():
     assert cov.BEGIN in text and cov.END in text, "docs/conformance.md lost its coverage markers"
     block = text.split(cov.BEGIN, 1)[1].split(cov.END, 1)[0].strip()
     assert block == cov.markdown().strip(), (
-        "docs/conformance.md is stale: run `python tools/coverage.py --update docs/conformance.md`")
+        "docs/conformance.md is stale: run `python tools/conformance_report.py --update docs/conformance.md`")
 
 
 def test_report_counts_are_consistent():
