@@ -21,12 +21,13 @@ import functools
 
 import numpy as np
 
+import numba
 from numba.core import types
 
 from .jit import helper, kernel
 from .matmul import _pack_b, _tasks, NV, VBYTES, PACK_K
 from .specialize import entry
-from .tasks import driver, signature
+from .tasks import _call, address, driver, signature
 
 __all__ = ["channel_sum", "conv_forward", "conv_backward",
            "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
@@ -150,17 +151,35 @@ def channel_sum(g, out):
 # sample (``colsz`` elements), then the GEMM's scratch (``gsz``), then, for the weight gradient,
 # one per-sample product and the run's running sum (``wsz`` each).
 
-@helper
-def _gemm_serial(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
+@kernel
+def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
     """out[i] = a[i] @ b[i] on the calling thread: matmul's packing and compute task functions
-    run over all their tasks in order (the same FMA chains, so the same bits, as ``bgemm``)."""
+    run over all their tasks in order (the same FMA chains, so the same bits, as ``bgemm``).
+
+    Shaped as a task function (t0 is always 0) so the passes call it through its address
+    (``_gemm``): compiled once per dtype, never inlined into each pass (or twice into one).
+    """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
     nr = NV * VBYTES // size
     _pack_b(b, scratch, 0, b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, 0, ntask)
+    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, t0, ntask)
+
+
+@helper
+def _gemm(addr, a, b, out, scratch, tm, tn, ntask, wstart, wsize):
+    """``_gemm_serial`` at machine-code address ``addr`` (``_gemm_address``): a, b 'A' arrays."""
+    _call(addr, (a, b, out, scratch, tm, tn, wstart, wsize), np.int64(0), ntask)
+
+
+@functools.lru_cache(maxsize=None)
+def _gemm_address(dtype):
+    """Address of ``_gemm_serial`` compiled for ``dtype`` with the passes' argument types."""
+    t = numba.from_dtype(np.dtype(dtype))
+    a3, c3, c1, i = types.Array(t, 3, "A"), types.Array(t, 3, "C"), types.Array(t, 1, "C"), types.int64
+    return address(_gemm_serial, (a3, a3, c3, c1, i, i, i, i, i, i))
 
 
 @helper
@@ -213,7 +232,7 @@ def _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
 
 
 @helper
-def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias):
+def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias, gaddr):
     N, C = x.shape[0], x.shape[1]
     G, Cg, Kg = w3.shape
     Co, L = out.shape[1], out.shape[2]
@@ -225,8 +244,8 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
     for n in range(s * N // nslot, (s + 1) * N // nslot):
         _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, L // OH)
         o = out[n]
-        _gemm_serial(w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
-                     o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
+        _gemm(gaddr, w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
+              o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
         if has_bias:
             for c in range(Co):
                 b = bias[c]
@@ -235,11 +254,11 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
 
 
 @kernel
-def _forward_runs(x, w3, bias, out, scratch, ga, OH, nslot, la, colsz, has_bias, lo, hi):
+def _forward_runs(x, w3, bias, out, scratch, ga, OH, nslot, la, colsz, has_bias, gaddr, lo, hi):
     """Runs [lo, hi) of samples of ``conv_forward``; a task function (``tasks``)."""
     geo, lay = _geo(ga), _lay(la)
     for s in range(lo, hi):
-        _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias)
+        _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias, gaddr)
 
 
 def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
@@ -252,11 +271,11 @@ def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias
     compiled when first used).
     """
     _launch(_forward_runs, nslot, par, (x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz,
-                                        has_bias))
+                                        has_bias, _gemm_address(x.dtype)))
 
 
 @helper
-def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
+def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, gaddr):
     """Run s of the batch: the input gradient of each sample into dx, and the run's weight
     gradient (per-sample products added in sample order) at the end of its slot."""
     N, Co, L = g.shape
@@ -277,26 +296,25 @@ def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
         if need_dw:
             _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
             dst = (acc if n == n0 else part)[:G * Cg * Kg]
-            _gemm_serial(gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
-                         dst.reshape(G, Cg, Kg), gs,
-                         lw[0], lw[1], lw[2], lw[3], lw[4])
+            _gemm(gaddr, gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
+                  dst.reshape(G, Cg, Kg), gs, lw[0], lw[1], lw[2], lw[3], lw[4])
             if n > n0:
                 for t in range(G * Cg * Kg):
                     acc[t] = acc[t] + part[t]
         if need_dx:
-            _gemm_serial(wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
-                         lx[0], lx[1], lx[2], lx[3], lx[4])
+            _gemm(gaddr, wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
+                  lx[0], lx[1], lx[2], lx[3], lx[4])
             dxf = dx[n].reshape(C * H * W)
             for c in range(C):
                 _fold_plane(col, dxf, (1, C, H, W), L, c, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
 @kernel
-def _backward_runs(x, wt, g, dx, scratch, ga, OH, nslot, lwa, lxa, colsz, wsz, lo, hi):
+def _backward_runs(x, wt, g, dx, scratch, ga, OH, nslot, lwa, lxa, colsz, wsz, gaddr, lo, hi):
     """Runs [lo, hi) of samples of ``conv_backward``; a task function (``tasks``)."""
     geo, lw, lx = _geo(ga), _lay(lwa), _lay(lxa)
     for s in range(lo, hi):
-        _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz)
+        _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, gaddr)
 
 
 @kernel
@@ -321,7 +339,7 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
     order, serially: the bits depend on the shapes (nslot) only.
     """
     _launch(_backward_runs, nslot, par, (x, wt, g, dx, scratch, geo, OH, nslot, lw, lx, colsz,
-                                         wsz))
+                                         wsz, _gemm_address(g.dtype)))
     if x.shape[0] > 0:
         gsz = max(lw[5], lx[5])
         args = (scratch, dwf, nslot, colsz + gsz + wsz, colsz + gsz + 2 * wsz)
