@@ -169,6 +169,21 @@ def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
 
 
 @helper
+def _as_a(a):
+    """a as an 'A' (any layout) array of the same shape and strides: what ``_gemm`` takes."""
+    # NOTE: not ``a.transpose(0, 1, 2)``: numba's general transpose pulls its error-message
+    # formatting into the compile (about 1.5 s of a cold start); as_strided is a plain view.
+    return np.lib.stride_tricks.as_strided(a, a.shape, a.strides)
+
+
+@helper
+def _swap12(a):
+    """a (B, M, N) viewed as (B, N, M), an 'A' array."""
+    return np.lib.stride_tricks.as_strided(a, (a.shape[0], a.shape[2], a.shape[1]),
+                                           (a.strides[0], a.strides[2], a.strides[1]))
+
+
+@helper
 def _gemm(addr, a, b, out, scratch, tm, tn, ntask, wstart, wsize):
     """``_gemm_serial`` at machine-code address ``addr`` (``_gemm_address``): a, b 'A' arrays."""
     _call(addr, (a, b, out, scratch, tm, tn, wstart, wsize), np.int64(0), ntask)
@@ -218,7 +233,7 @@ def _launch(task, n, par, args):
         entry(task, sig + (types.int64, types.int64))(*args, 0, n)
 
 
-# NOTE: every call passes its two factors as 'A' arrays (``.transpose(0, 1, 2)``): one compiled
+# NOTE: every call passes its two factors as 'A' arrays (``TR01``): one compiled
 # GEMM for all of the passes, not one per combination of layouts.
 
 
@@ -244,7 +259,7 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
     for n in range(s * N // nslot, (s + 1) * N // nslot):
         _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, L // OH)
         o = out[n]
-        _gemm(gaddr, w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
+        _gemm(gaddr, _as_a(w3), _as_a(col.reshape(G, Kg, L)),
               o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
         if has_bias:
             for c in range(Co):
@@ -296,13 +311,13 @@ def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, 
         if need_dw:
             _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
             dst = (acc if n == n0 else part)[:G * Cg * Kg]
-            _gemm(gaddr, gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
+            _gemm(gaddr, _as_a(gn), _swap12(col.reshape(G, Kg, L)),
                   dst.reshape(G, Cg, Kg), gs, lw[0], lw[1], lw[2], lw[3], lw[4])
             if n > n0:
                 for t in range(G * Cg * Kg):
                     acc[t] = acc[t] + part[t]
         if need_dx:
-            _gemm(gaddr, wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
+            _gemm(gaddr, _as_a(wt), _as_a(gn), col.reshape(G, Kg, L), gs,
                   lx[0], lx[1], lx[2], lx[3], lx[4])
             dxf = dx[n].reshape(C * H * W)
             for c in range(C):
