@@ -233,7 +233,7 @@ def _launch(task, n, par, args):
         entry(task, sig + (types.int64, types.int64))(*args, 0, n)
 
 
-# NOTE: every call passes its two factors as 'A' arrays (``TR01``): one compiled
+# NOTE: every call passes its two factors as 'A' arrays (``_as_a``, ``_swap12``): one compiled
 # GEMM for all of the passes, not one per combination of layouts.
 
 
