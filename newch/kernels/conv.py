@@ -33,8 +33,6 @@ __all__ = ["channel_sum", "conv_forward", "conv_backward",
            "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
            "depthwise_weight_grad"]
 
-SERIAL_MAX = 65536     # at or below this many moved elements: no thread launch
-
 
 @helper
 def _ow_range(OW, W, sw, off):

@@ -8,18 +8,6 @@ from newch.kernels.ref import conv as R_conv, mask as R_mask, pool as R_pool
 from newch.ops.pool import adaptive_windows, out_len, windows
 from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
-GEOMS = [  # (S, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw)
-    (2, 3, 7, 6, 3, 3, 1, 1, 0, 0, 1, 1),
-    (2, 3, 7, 6, 3, 2, 2, 1, 1, 2, 1, 2),
-    (1, 2, 5, 9, 1, 4, 1, 3, 0, 1, 1, 1),
-    (3, 4, 30, 31, 3, 3, 1, 1, 1, 1, 1, 1),      # past the serial threshold
-    (2, 2, 6, 6, 2, 2, 1, 1, 0, 0, 3, 3),         # dilation > stride: taps overlap
-]
-
-
-def _out(H, W, kh, kw, sh, sw, ph, pw, dh, dw):
-    return (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-
 
 def test_ref_im2col_by_hand():
     # the ref twin's unfolding, which ref conv_forward / conv_backward (the JIT kernels' oracle) use
@@ -140,3 +128,12 @@ def test_determinism_subprocess_1_3_4_threads():
     res = run_1_3_4_threads("test_conv_pool_kernels")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("SAME"), res.stdout
+
+
+def test_serial_and_parallel_paths_give_the_same_bits(monkeypatch):
+    # the launchers read SERIAL_MAX at call time: raised, every kernel runs its tasks in order
+    # on this thread instead of through the parallel driver
+    par = det_outputs()
+    for m in (J_mask, J_pool):
+        monkeypatch.setattr(m, "SERIAL_MAX", 1 << 62)
+    assert det_outputs() == par
