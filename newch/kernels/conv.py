@@ -9,7 +9,8 @@ into its slot of arena scratch: no whole-batch column buffer exists.
 Cold start (``tasks``): every pass is a serial *task function* over work items
 [lo, hi) (runs of samples, planes, channels), compiled once; the parallel
 launch is ``tasks.driver``'s small ``prange`` loop calling it by address. The
-serial GEMM (matmul's task functions) is compiled once, into the serial body.
+serial GEMM (matmul's task functions, ``_gemm_serial``) is compiled once per
+dtype and called by address too, so no pass inlines a copy of it.
 
 Determinism: every output element has one writer. Folding a sample's columns
 back (the input gradient) adds into one (n, c) plane in the fixed order
