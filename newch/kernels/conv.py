@@ -267,12 +267,22 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
                     o[c, t] += b
 
 
+# NOTE: both passes' task functions take the same argument types (x, a 3-D weight, a 3-D
+# activation, a 4-D input gradient, a 1-D bias, scratch, the int64 parameters ``_params``),
+# the unused ones empty: one parallel driver serves both.
+
+def _params(geo, OH, nslot, colsz, flag, gaddr, l1, l2):
+    """int64 array: geo (0-7), OH, nslot, colsz, flag (has_bias / wsz), gaddr, l1 (13-18), l2."""
+    return _int_array(tuple(geo) + (OH, nslot, colsz, flag, gaddr) + tuple(l1) + tuple(l2))
+
+
 @kernel
-def _forward_runs(x, w3, bias, out, scratch, ga, OH, nslot, la, colsz, has_bias, gaddr, lo, hi):
-    """Runs [lo, hi) of samples of ``conv_forward``; a task function (``tasks``)."""
-    geo, lay = _geo(ga), _lay(la)
+def _forward_runs(x, w3, out, dx_, bias, scratch, prm, lo, hi):
+    """Runs [lo, hi) of samples of ``conv_forward`` (dx_ unused); a task function (``tasks``)."""
+    geo, lay = _geo(prm), _lay(prm[13:])
     for s in range(lo, hi):
-        _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias, gaddr)
+        _forward_run(x, w3, bias, out, scratch, s, prm[9], geo, prm[8], lay, prm[10],
+                     prm[11] != 0, prm[12])
 
 
 def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
@@ -284,8 +294,8 @@ def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias
     ``par``: one ``prange`` iteration per run of samples, else a serial loop (same bits; each
     compiled when first used).
     """
-    _launch(_forward_runs, nslot, par, (x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz,
-                                        has_bias, _gemm_address(x.dtype)))
+    prm = _params(geo, OH, nslot, colsz, int(has_bias), _gemm_address(x.dtype), lay, lay)
+    _launch(_forward_runs, nslot, par, (x, w3, out, x[:0], bias, scratch, prm))
 
 
 @helper
@@ -324,11 +334,12 @@ def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, 
 
 
 @kernel
-def _backward_runs(x, wt, g, dx, scratch, ga, OH, nslot, lwa, lxa, colsz, wsz, gaddr, lo, hi):
-    """Runs [lo, hi) of samples of ``conv_backward``; a task function (``tasks``)."""
-    geo, lw, lx = _geo(ga), _lay(lwa), _lay(lxa)
+def _backward_runs(x, wt, g, dx, bias_, scratch, prm, lo, hi):
+    """Runs [lo, hi) of samples of ``conv_backward`` (bias_ unused); a task function (``tasks``)."""
+    geo, lw, lx = _geo(prm), _lay(prm[13:]), _lay(prm[19:])
     for s in range(lo, hi):
-        _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, gaddr)
+        _backward_run(x, wt, g, dx, scratch, s, prm[9], geo, prm[8], lw, lx, prm[10], prm[11],
+                      prm[12])
 
 
 @kernel
@@ -352,8 +363,8 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
     Each run of samples sums its products in sample order; the runs' sums are then added in run
     order, serially: the bits depend on the shapes (nslot) only.
     """
-    _launch(_backward_runs, nslot, par, (x, wt, g, dx, scratch, geo, OH, nslot, lw, lx, colsz,
-                                         wsz, _gemm_address(g.dtype)))
+    prm = _params(geo, OH, nslot, colsz, wsz, _gemm_address(g.dtype), lw, lx)
+    _launch(_backward_runs, nslot, par, (x, wt, g, dx, scratch[:0], scratch, prm))
     if x.shape[0] > 0:
         gsz = max(lw[5], lx[5])
         args = (scratch, dwf, nslot, colsz + gsz + wsz, colsz + gsz + 2 * wsz)
