@@ -1,34 +1,38 @@
-"""Convolution kernels: im2col / col2im (unfold a few samples into columns, fold back), the
-in-order sum of per-sample weight gradients, and the bias gradient.
+"""Convolution kernels: whole-batch forward and backward passes, depthwise passes, the bias gradient.
 
-A convolution is then a matrix product per sample (``bgemm``, in ``ops/conv.py``):
-out[s] (C_out, OH*OW) = W (C_out, C*kh*kw) @ col[s] (C*kh*kw, OH*OW). The
-caller unfolds only a few samples at a time into arena scratch, so no
-whole-batch column buffer ever exists.
+A convolution is a matrix product per sample: out[n] (C_out, OH*OW) =
+W (C_out, C*kh*kw) @ col[n] (C*kh*kw, OH*OW), where col[n] unfolds sample n
+(row (c*kh + i)*kw + j holds x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw]
+over (oh, ow), zero in the padding). Each pass unfolds one sample at a time
+into its slot of arena scratch: no whole-batch column buffer exists.
 
-Layout: x (S, C, H, W) and col (S, C*kh*kw, OH*OW) C-contiguous, one float
-dtype. Row r = (c*kh + i)*kw + j of col[s] holds x[s, c, oh*sh - ph + i*dh,
-ow*sw - pw + j*dw] over (oh, ow), zero where that falls in the padding.
+Cold start (``tasks``): every pass is a serial *task function* over work items
+[lo, hi) (runs of samples, planes, channels), compiled once; the parallel
+launch is ``tasks.driver``'s small ``prange`` loop calling it by address. The
+serial GEMM (matmul's task functions, ``_gemm_serial``) is compiled once per
+dtype and called by address too, so no pass inlines a copy of it.
 
-Determinism: im2col copies, every col row has one writer (one ``prange``
-iteration per row block). col2im sums; one iteration owns a whole (s, c) plane
-of the output and adds the contributions into it in the fixed order (i, j, oh,
-ow) whatever the thread count. Small problems run serially, same bits.
-fold_sum and channel_sum are serial (memory bound, cheap to compile).
+Determinism: every output element has one writer. Folding a sample's columns
+back (the input gradient) adds into one (n, c) plane in the fixed order
+(i, j, oh, ow); weight gradients add per-sample products in sample order within
+a run of samples, then the runs' sums in run order. Runs depend on the shapes
+only, so every thread count, and the serial path, give the same bits.
 """
 import functools
 
 import numpy as np
 
-from .jit import helper, kernel, prange
-from .matmul import _pack_b, _tasks, NV, VBYTES, PACK_K
-from .specialize import instance
+import numba
+from numba.core import types
 
-__all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
+from .jit import helper, kernel
+from .matmul import _pack_b, _tasks, NV, VBYTES, PACK_K
+from .specialize import entry
+from .tasks import _call, address, driver, signature
+
+__all__ = ["channel_sum", "conv_forward", "conv_backward",
            "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
            "depthwise_weight_grad"]
-
-SERIAL_MAX = 65536     # at or below this many moved elements: no thread launch
 
 
 @helper
@@ -80,24 +84,6 @@ def _unfold_row(xf, colf, shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
         _fill0(colf, d0 + hi, OW - hi)
 
 
-@kernel(parallel=True)
-def im2col(x, col, kh, kw, sh, sw, ph, pw, dh, dw, OH):
-    """col[s, (c*kh+i)*kw+j, oh*OW+ow] = x[s, c, oh*sh-ph+i*dh, ow*sw-pw+j*dw] (0 outside x).
-
-    x (S, C, H, W), col (S, C*kh*kw, OH*OW) with OH, OW the convolution's output size.
-    """
-    S, K, L = col.shape
-    OW = L // OH if OH > 0 else 0
-    n = S * K
-    xf, colf = x.reshape(x.size), col.reshape(col.size)
-    if n * L <= SERIAL_MAX:
-        for r in range(n):
-            _unfold_row(xf, colf, x.shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
-        return
-    for r in prange(n):
-        _unfold_row(xf, colf, x.shape, r, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
-
-
 @helper
 def _fold_plane(colf, xf, shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """Plane p = s*C + c of x: zero it, then add every col entry that lands in it, in order."""
@@ -122,45 +108,6 @@ def _fold_plane(colf, xf, shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
                 else:
                     for t in range(np.uint64(hi - lo)):
                         xf[ud + t * usw] += colf[us + t]
-
-
-@kernel(parallel=True)
-def col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
-    """The adjoint of ``im2col``: x[s, c, h, w] = sum of the col entries that im2col copied from it.
-
-    col (S, C*kh*kw, OH*OW), x (S, C, H, W) overwritten. x may be larger than the
-    convolution covers (those elements get zeros), as ``conv_transpose2d``'s
-    output_padding needs.
-    """
-    S, C = x.shape[0], x.shape[1]
-    L = col.shape[2]
-    OW = L // OH if OH > 0 else 0
-    n = S * C
-    xf, colf = x.reshape(x.size), col.reshape(col.size)
-    if n * L * kh * kw <= SERIAL_MAX:
-        for p in range(n):
-            _fold_plane(colf, xf, x.shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
-        return
-    for p in prange(n):
-        _fold_plane(colf, xf, x.shape, L, p, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
-
-
-@kernel
-def fold_sum(parts, out, accumulate):
-    """out[j] = ((out[j] + parts[0, j]) + parts[1, j]) + ..., left to right (without out[j] unless
-    ``accumulate``): per-sample weight gradients summed in sample order, whatever the chunking.
-
-    parts (S, L), out (L,), C-contiguous. Serial: one pass over a few weight-sized arrays
-    costs less than a thread launch, and compiles faster.
-    """
-    S, L = parts.shape
-    if not accumulate:
-        for j in range(L):
-            out[j] = parts[0, j]
-    for s in range(0 if accumulate else 1, S):
-        row = parts[s]
-        for j in range(L):
-            out[j] = out[j] + row[j]
 
 
 @helper
@@ -203,23 +150,89 @@ def channel_sum(g, out):
 # sample (``colsz`` elements), then the GEMM's scratch (``gsz``), then, for the weight gradient,
 # one per-sample product and the run's running sum (``wsz`` each).
 
-@helper
-def _gemm_serial(a, b, out, scratch, tm, tn, ntask, wstart, wsize):
+@kernel
+def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
     """out[i] = a[i] @ b[i] on the calling thread: matmul's packing and compute task functions
-    run over all their tasks in order (the same FMA chains, so the same bits, as ``bgemm``)."""
+    run over all their tasks in order (the same FMA chains, so the same bits, as ``bgemm``).
+
+    Shaped as a task function (t0 is always 0) so the passes call it through its address
+    (``_gemm``): compiled once per dtype, never inlined into each pass (or twice into one).
+    """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
     nr = NV * VBYTES // size
     _pack_b(b, scratch, 0, b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, 0, ntask)
+    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, t0, ntask)
 
 
-def _pick(template, par):
-    """The parallel (``prange``) or serial (``range``) instance of a loop template."""
-    return instance(template, "par" if par else "ser", parallel=par, _range=prange if par else range)
-# NOTE: every call passes its two factors as 'A' arrays (``.transpose(0, 1, 2)``): one compiled
+@helper
+def _as_a(a):
+    """a as an 'A' (any layout) array of the same shape and strides: what ``_gemm`` takes."""
+    # NOTE: not ``a.transpose(0, 1, 2)``: numba's general transpose pulls its error-message
+    # formatting into the compile (about 1.5 s of a cold start); as_strided is a plain view.
+    return np.lib.stride_tricks.as_strided(a, a.shape, a.strides)
+
+
+@helper
+def _swap12(a):
+    """a (B, M, N) viewed as (B, N, M), an 'A' array."""
+    return np.lib.stride_tricks.as_strided(a, (a.shape[0], a.shape[2], a.shape[1]),
+                                           (a.strides[0], a.strides[2], a.strides[1]))
+
+
+@helper
+def _gemm(addr, a, b, out, scratch, tm, tn, ntask, wstart, wsize):
+    """``_gemm_serial`` at machine-code address ``addr`` (``_gemm_address``): a, b 'A' arrays."""
+    _call(addr, (a, b, out, scratch, tm, tn, wstart, wsize), np.int64(0), ntask)
+
+
+@functools.lru_cache(maxsize=None)
+def _gemm_address(dtype):
+    """Address of ``_gemm_serial`` compiled for ``dtype`` with the passes' argument types."""
+    t = numba.from_dtype(np.dtype(dtype))
+    a3, c3, c1, i = types.Array(t, 3, "A"), types.Array(t, 3, "C"), types.Array(t, 1, "C"), types.int64
+    return address(_gemm_serial, (a3, a3, c3, c1, i, i, i, i, i, i))
+
+
+@helper
+def _geo(a):
+    """The geometry tuple (kh, kw, sh, sw, ph, pw, dh, dw) from its int64 array."""
+    return a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+
+
+@helper
+def _lay(a):
+    """A serial GEMM layout tuple (tm, tn, ntask, wstart, wsize, gsz) from its int64 array."""
+    return a[0], a[1], a[2], a[3], a[4], a[5]
+
+
+@functools.lru_cache(maxsize=1024)
+def _int_array(t):
+    # NOTE: tuples travel as int64 arrays: numba's parallel driver cannot take a tuple
+    # nested in its argument tuple. Cached per tuple (shapes only), never written.
+    a = np.array(t, np.int64)
+    a.setflags(write=False)
+    return a
+
+
+def _args(args):
+    return tuple(_int_array(a) if isinstance(a, tuple) else a for a in args)
+
+
+def _launch(task, n, par, args):
+    """Task function ``task(*args, lo, hi)`` over work items [0, n): one ``prange`` iteration
+    per item through ``tasks.driver`` when ``par``, else in order on this thread (same bits)."""
+    args = _args(args)
+    sig = signature(args)
+    if par:
+        driver(task, sig)(n, *args)
+    else:
+        entry(task, sig + (types.int64, types.int64))(*args, 0, n)
+
+
+# NOTE: every call passes its two factors as 'A' arrays (``_as_a``, ``_swap12``): one compiled
 # GEMM for all of the passes, not one per combination of layouts.
 
 
@@ -233,7 +246,7 @@ def _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
 
 
 @helper
-def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias):
+def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_bias, gaddr):
     N, C = x.shape[0], x.shape[1]
     G, Cg, Kg = w3.shape
     Co, L = out.shape[1], out.shape[2]
@@ -245,8 +258,8 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
     for n in range(s * N // nslot, (s + 1) * N // nslot):
         _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, L // OH)
         o = out[n]
-        _gemm_serial(w3.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 1, 2),
-                     o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
+        _gemm(gaddr, _as_a(w3), _as_a(col.reshape(G, Kg, L)),
+              o.reshape(G, Cg, L), gs, tm, tn, ntask, wstart, wsize)
         if has_bias:
             for c in range(Co):
                 b = bias[c]
@@ -254,10 +267,22 @@ def _forward_run(x, w3, bias, out, scratch, s, nslot, geo, OH, lay, colsz, has_b
                     o[c, t] += b
 
 
-def _conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias):
-    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
-    for s in _range(nslot):  # noqa: F821
-        _forward_run(x, w3, bias, out, scratch, np.int64(s), nslot, geo, OH, lay, colsz, has_bias)
+# NOTE: both passes' task functions take the same argument types (x, a 3-D weight, a 3-D
+# activation, a 4-D input gradient, a 1-D bias, scratch, the int64 parameters ``_params``),
+# the unused ones empty: one parallel driver serves both.
+
+def _params(geo, OH, nslot, colsz, flag, gaddr, l1, l2):
+    """int64 array: geo (0-7), OH, nslot, colsz, flag (has_bias / wsz), gaddr, l1 (13-18), l2."""
+    return _int_array(tuple(geo) + (OH, nslot, colsz, flag, gaddr) + tuple(l1) + tuple(l2))
+
+
+@kernel
+def _forward_runs(x, w3, out, dx_, bias, scratch, prm, lo, hi):
+    """Runs [lo, hi) of samples of ``conv_forward`` (dx_ unused); a task function (``tasks``)."""
+    geo, lay = _geo(prm), _lay(prm[13:])
+    for s in range(lo, hi):
+        _forward_run(x, w3, bias, out, scratch, s, prm[9], geo, prm[8], lay, prm[10],
+                     prm[11] != 0, prm[12])
 
 
 def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias, par):
@@ -269,12 +294,12 @@ def conv_forward(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias
     ``par``: one ``prange`` iteration per run of samples, else a serial loop (same bits; each
     compiled when first used).
     """
-    k = _pick(_conv_forward, par)
-    k(x, w3, bias, out, scratch, geo, OH, nslot, lay, colsz, has_bias)
+    prm = _params(geo, OH, nslot, colsz, int(has_bias), _gemm_address(x.dtype), lay, lay)
+    _launch(_forward_runs, nslot, par, (x, w3, out, x[:0], bias, scratch, prm))
 
 
 @helper
-def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
+def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz, gaddr):
     """Run s of the batch: the input gradient of each sample into dx, and the run's weight
     gradient (per-sample products added in sample order) at the end of its slot."""
     N, Co, L = g.shape
@@ -295,33 +320,37 @@ def _backward_run(x, wt, g, dx, scratch, s, nslot, geo, OH, lw, lx, colsz, wsz):
         if need_dw:
             _unfold_sample(x, n, col, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
             dst = (acc if n == n0 else part)[:G * Cg * Kg]
-            _gemm_serial(gn.transpose(0, 1, 2), col.reshape(G, Kg, L).transpose(0, 2, 1),
-                         dst.reshape(G, Cg, Kg), gs,
-                         lw[0], lw[1], lw[2], lw[3], lw[4])
+            _gemm(gaddr, _as_a(gn), _swap12(col.reshape(G, Kg, L)),
+                  dst.reshape(G, Cg, Kg), gs, lw[0], lw[1], lw[2], lw[3], lw[4])
             if n > n0:
                 for t in range(G * Cg * Kg):
                     acc[t] = acc[t] + part[t]
         if need_dx:
-            _gemm_serial(wt.transpose(0, 1, 2), gn.transpose(0, 1, 2), col.reshape(G, Kg, L), gs,
-                         lx[0], lx[1], lx[2], lx[3], lx[4])
+            _gemm(gaddr, _as_a(wt), _as_a(gn), col.reshape(G, Kg, L), gs,
+                  lx[0], lx[1], lx[2], lx[3], lx[4])
             dxf = dx[n].reshape(C * H * W)
             for c in range(C):
                 _fold_plane(col, dxf, (1, C, H, W), L, c, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW)
 
 
-def _conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz):
-    """Template: ``_range`` is ``prange`` in the parallel instance, ``range`` in the serial one."""
-    for s in _range(nslot):  # noqa: F821
-        _backward_run(x, wt, g, dx, scratch, np.int64(s), nslot, geo, OH, lw, lx, colsz, wsz)
-    if x.shape[0] > 0:
-        gsz = max(lw[5], lx[5])
-        step = colsz + gsz + 2 * wsz
+@kernel
+def _backward_runs(x, wt, g, dx, bias_, scratch, prm, lo, hi):
+    """Runs [lo, hi) of samples of ``conv_backward`` (bias_ unused); a task function (``tasks``)."""
+    geo, lw, lx = _geo(prm), _lay(prm[13:]), _lay(prm[19:])
+    for s in range(lo, hi):
+        _backward_run(x, wt, g, dx, scratch, s, prm[9], geo, prm[8], lw, lx, prm[10], prm[11],
+                      prm[12])
+
+
+@kernel
+def _sum_runs(scratch, dwf, nslot, first, step):
+    """dwf[t] = the runs' weight-gradient sums (at ``first + s*step`` in scratch) added in run order."""
+    for t in range(dwf.shape[0]):
+        dwf[t] = scratch[first + t]
+    for s in range(1, nslot):
+        a = s * step + first
         for t in range(dwf.shape[0]):
-            dwf[t] = scratch[colsz + gsz + wsz + t]
-        for s in range(1, nslot):
-            a = s * step + colsz + gsz + wsz
-            for t in range(dwf.shape[0]):
-                dwf[t] = dwf[t] + scratch[a + t]
+            dwf[t] = dwf[t] + scratch[a + t]
 
 
 def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz, par):
@@ -334,8 +363,12 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
     Each run of samples sums its products in sample order; the runs' sums are then added in run
     order, serially: the bits depend on the shapes (nslot) only.
     """
-    k = _pick(_conv_backward, par)
-    k(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz)
+    prm = _params(geo, OH, nslot, colsz, wsz, _gemm_address(g.dtype), lw, lx)
+    _launch(_backward_runs, nslot, par, (x, wt, g, dx, scratch[:0], scratch, prm))
+    if x.shape[0] > 0:
+        gsz = max(lw[5], lx[5])
+        args = (scratch, dwf, nslot, colsz + gsz + wsz, colsz + gsz + 2 * wsz)
+        entry(_sum_runs, signature(args))(*args)
 
 SLOTS = 8               # at most this many runs of samples per pass (a power of two)
 SLOT_BYTES = 6 << 20    # scratch budget of all slots together (fewer slots when exceeded)
@@ -437,10 +470,12 @@ def _dw_forward_plane(x, w, bias, out, p, geo, has_bias):
                 dst[oh, ow] += b
 
 
-def _depthwise_forward(x, w, bias, out, geo, has_bias):
-    """Template of ``depthwise_forward`` (``_range``: ``prange`` or ``range``)."""
-    for p in _range(out.shape[0] * out.shape[1]):  # noqa: F821
-        _dw_forward_plane(x, w, bias, out, np.int64(p), geo, has_bias)
+@kernel
+def _depthwise_forward(x, w, bias, out, ga, has_bias, lo, hi):
+    """Work items [lo, hi) of ``depthwise_forward``; a task function (``tasks``)."""
+    geo = _geo(ga)
+    for p in range(lo, hi):
+        _dw_forward_plane(x, w, bias, out, p, geo, has_bias)
 
 
 def depthwise_forward(x, w, bias, out, geo, has_bias, par):
@@ -449,8 +484,7 @@ def depthwise_forward(x, w, bias, out, geo, has_bias, par):
     x (N, C, H, W), w (C_out, kh*kw), out (N, C_out, OH, OW) C-contiguous, C_out = m*C;
     geo = (kh, kw, sh, sw, ph, pw, dh, dw). One ``prange`` iteration per (n, o) plane.
     """
-    k = _pick(_depthwise_forward, par)
-    k(x, w, bias, out, geo, has_bias)
+    _launch(_depthwise_forward, out.shape[0] * out.shape[1], par, (x, w, bias, out, geo, has_bias,))
 
 
 @helper
@@ -480,10 +514,12 @@ def _dw_input_plane(w, g, dx, p, geo):
                         row[t * sw + off] += wv * srow[t]
 
 
-def _depthwise_input_grad(w, g, dx, geo):
-    """Template of ``depthwise_input_grad`` (``_range``: ``prange`` or ``range``)."""
-    for p in _range(dx.shape[0] * dx.shape[1]):  # noqa: F821
-        _dw_input_plane(w, g, dx, np.int64(p), geo)
+@kernel
+def _depthwise_input_grad(w, g, dx, ga, lo, hi):
+    """Work items [lo, hi) of ``depthwise_input_grad``; a task function (``tasks``)."""
+    geo = _geo(ga)
+    for p in range(lo, hi):
+        _dw_input_plane(w, g, dx, p, geo)
 
 
 def depthwise_input_grad(w, g, dx, geo, par):
@@ -491,8 +527,7 @@ def depthwise_input_grad(w, g, dx, geo, par):
 
     w (C_out, kh*kw), g (N, C_out, OH, OW), dx (N, C, H, W) overwritten. One iteration per plane.
     """
-    k = _pick(_depthwise_input_grad, par)
-    k(w, g, dx, geo)
+    _launch(_depthwise_input_grad, dx.shape[0] * dx.shape[1], par, (w, g, dx, geo,))
 
 
 @helper
@@ -528,10 +563,12 @@ def _dw_weight_row(x, g, dw_, o, geo):
             dw_[o, i * kw + j] = (a0 + a1) + (a2 + a3)
 
 
-def _depthwise_weight_grad(x, g, dw_, geo):
-    """Template of ``depthwise_weight_grad`` (``_range``: ``prange`` or ``range``)."""
-    for o in _range(dw_.shape[0]):  # noqa: F821
-        _dw_weight_row(x, g, dw_, np.int64(o), geo)
+@kernel
+def _depthwise_weight_grad(x, g, dw_, ga, lo, hi):
+    """Work items [lo, hi) of ``depthwise_weight_grad``; a task function (``tasks``)."""
+    geo = _geo(ga)
+    for o in range(lo, hi):
+        _dw_weight_row(x, g, dw_, o, geo)
 
 
 def depthwise_weight_grad(x, g, dw_, geo, par):
@@ -539,5 +576,4 @@ def depthwise_weight_grad(x, g, dw_, geo, par):
 
     x (N, C, H, W), g (N, C_out, OH, OW), dw_ (C_out, kh*kw). One iteration per output channel.
     """
-    k = _pick(_depthwise_weight_grad, par)
-    k(x, g, dw_, geo)
+    _launch(_depthwise_weight_grad, dw_.shape[0], par, (x, g, dw_, geo,))

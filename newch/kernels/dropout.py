@@ -5,8 +5,12 @@ element range is cut into fixed chunks of ``CHUNK`` elements, one ``prange``
 iteration per chunk; at or below ``SERIAL_MAX`` elements the calling thread
 does all the work. Every element is independent, so results never depend on
 the split or the thread count.
+
+Cold start: the kernel is a serial task function over elements [lo, hi),
+launched in parallel by ``tasks.chunked`` (no parallel copy of its body).
 """
-from .jit import helper, kernel, prange
+from .jit import kernel
+from .tasks import chunked
 
 __all__ = ["masked_scale"]
 
@@ -14,8 +18,9 @@ CHUNK = 16384          # elements owned by one prange iteration
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
 
 
-@helper
+@kernel
 def _masked_span(x, mask, group, scale, out, lo, hi):
+    """Elements [lo, hi) of ``masked_scale``; a task function."""
     zero = scale - scale
     if group == 1:
         for i in range(lo, hi):
@@ -25,7 +30,6 @@ def _masked_span(x, mask, group, scale, out, lo, hi):
             out[i] = x[i] * (scale if mask[i // group] else zero)
 
 
-@kernel(parallel=True)
 def masked_scale(x, mask, group, scale, out):
     """out[i] = x[i] * (scale if mask[i // group] else 0).
 
@@ -38,10 +42,4 @@ def masked_scale(x, mask, group, scale, out):
     n = out.shape[0]
     if x.shape[0] != n or mask.shape[0] * group != n:
         raise ValueError("masked_scale: x, mask * group and out lengths differ")
-    nchunks = (n + CHUNK - 1) // CHUNK
-    if n <= SERIAL_MAX:
-        _masked_span(x, mask, group, scale, out, 0, n)
-        return
-    for c in prange(nchunks):
-        lo = c * CHUNK
-        _masked_span(x, mask, group, scale, out, lo, min(lo + CHUNK, n))
+    chunked(_masked_span, n, CHUNK, SERIAL_MAX, x, mask, group, scale, out)

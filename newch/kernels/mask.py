@@ -7,12 +7,16 @@ bits, 1/32 of it. ``relu_bits`` writes the output and the mask in one pass;
 
 Layout: flat C-contiguous arrays of n elements and a uint8 array of
 ceil(n / 8) bytes; bit k of byte b is element 8*b + k. One ``prange``
-iteration owns ``CHUNK`` bytes (8 * CHUNK elements), so each output element
-and each mask byte has one writer; small arrays run serially, same bits.
+task owns ``CHUNK`` bytes (8 * CHUNK elements), so each output element and
+each mask byte has one writer; small arrays run serially, same bits.
+
+Cold start: the kernels are serial task functions over chunks [lo, hi),
+launched in parallel by ``tasks.run`` (no parallel copy of their bodies).
 """
 import numpy as np
 
-from .jit import helper, kernel, prange
+from .jit import helper, kernel
+from .tasks import run
 
 __all__ = ["relu_bits", "bits_select"]
 
@@ -38,16 +42,26 @@ def _relu_chunk(x, out, bits, c):
         bits[b] = byte
 
 
-@kernel(parallel=True)
-def relu_bits(x, out, bits):
-    """out = max(x, 0) (NaN passes through); bit i of bits = out[i] > 0."""
-    nc = (bits.shape[0] + CHUNK - 1) // CHUNK
-    if x.shape[0] <= SERIAL_MAX:
-        for c in range(nc):
-            _relu_chunk(x, out, bits, c)
-        return
-    for c in prange(nc):
+@kernel
+def _relu_chunks(x, out, bits, lo, hi):
+    """Chunks [lo, hi) of ``relu_bits``; a task function."""
+    for c in range(lo, hi):
         _relu_chunk(x, out, bits, c)
+
+
+def relu_bits(x, out, bits):
+    """out = max(x, 0) (NaN passes through); bit i of bits = out[i] > 0.
+
+    x, out: flat C-contiguous float arrays of n elements; bits: uint8 (ceil(n / 8),).
+
+    Example:
+        >>> x = np.array([-1.0, 2.0, 0.0, 3.0], np.float32)
+        >>> out, bits = np.empty_like(x), np.empty(1, np.uint8)
+        >>> relu_bits(x, out, bits); int(bits[0])
+        10
+    """
+    nc = (bits.shape[0] + CHUNK - 1) // CHUNK
+    run(_relu_chunks, nc, x.shape[0] > SERIAL_MAX, x, out, bits)
 
 
 @helper
@@ -68,19 +82,16 @@ def _select_chunk(g, bits, out, c):
             out[i] = g[i] & -((bits[i // 8] >> (i % 8)) & 1)
 
 
-@kernel(parallel=True)
-def _bits_select(g, bits, out):
-    """out[i] = g[i] where bit i of bits is set, else 0; g, out int32 or int64 views of floats."""
-    nc = (bits.shape[0] + CHUNK - 1) // CHUNK
-    if g.shape[0] <= SERIAL_MAX:
-        for c in range(nc):
-            _select_chunk(g, bits, out, c)
-        return
-    for c in prange(nc):
+@kernel
+def _bits_select(g, bits, out, lo, hi):
+    """Chunks [lo, hi) of out[i] = g[i] where bit i of bits is set, else 0; g, out int32 or int64
+    views of floats; a task function."""
+    for c in range(lo, hi):
         _select_chunk(g, bits, out, c)
 
 
 def bits_select(g, bits, out):
     """out[i] = g[i] where bit i of bits is set, else +0.0 (g, out float32 or float64)."""
     it = np.int32 if g.dtype.itemsize == 4 else np.int64
-    _bits_select(g.view(it), bits, out.view(it))
+    nc = (bits.shape[0] + CHUNK - 1) // CHUNK
+    run(_bits_select, nc, g.shape[0] > SERIAL_MAX, g.view(it), bits, out.view(it))

@@ -11,10 +11,18 @@ one iteration; the parameter gradients (sums over rows) give each block of
 columns to one iteration, adding the rows in increasing order. Sums are
 float64. At or below ``SERIAL_MAX`` elements the calling thread runs the same
 loops, so serial and parallel results are the same bits.
+
+Cold start: each kernel is a serial task function over channels, rows or
+columns [lo, hi), launched in parallel through ``tasks.driver`` (no parallel
+copy of its body).
 """
 import math
 
-from .jit import helper, kernel, prange
+from numba.core import types
+
+from .jit import helper, kernel
+from .specialize import entry
+from .tasks import driver, signature
 
 __all__ = ["batch_norm_forward", "batch_norm_backward", "layer_norm_rows",
            "layer_norm_backward", "layer_norm_param_grad"]
@@ -22,6 +30,16 @@ __all__ = ["batch_norm_forward", "batch_norm_backward", "layer_norm_rows",
 SERIAL_MAX = 32768     # at or below this many elements: no thread launch
 ROW_WORK = 16384       # elements per prange task of the layer-norm row loops (about)
 COL_BLOCK = 64         # columns per task of layer_norm_param_grad
+
+
+def _launch(task, n, chunk, par, *args):
+    """Task function ``task(*args, lo, hi)`` over [0, n): chunks of ``chunk`` items on numba's
+    threads when ``par``, else [0, n) on this thread (each item is computed on its own)."""
+    sig = signature(args)
+    if par:
+        driver(task, sig, chunk)(n, *args)
+    elif n:
+        entry(task, sig + (types.int64, types.int64))(*args, 0, n)
 
 
 @helper
@@ -139,7 +157,15 @@ def _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_va
     _channel_apply(x, c, mean, var, eps, weight, bias, out)
 
 
-@kernel(parallel=True)
+@kernel
+def _bn_forward_channels(x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out,
+                         lo, hi):
+    """Channels [lo, hi) of ``batch_norm_forward``; a task function."""
+    for c in range(lo, hi):
+        _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var, momentum,
+                         out)
+
+
 def batch_norm_forward(x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out):
     """out = (x - mean) / sqrt(var + eps) * weight + bias, per channel of x (N, C, L).
 
@@ -153,15 +179,8 @@ def batch_norm_forward(x, mean, var, eps, weight, bias, train, run_mean, run_var
     a = weight / sqrt(var + eps), b = bias - mean * a, computed in float64.
     Example: ``batch_norm_forward(x3, mean, var, 1e-5, w, b, True, rm, rv, 0.1, out)``.
     """
-    C = x.shape[1]
-    if x.size <= SERIAL_MAX:
-        for c in range(C):
-            _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var,
-                             momentum, out)
-        return
-    for c in prange(C):
-        _channel_forward(x, c, mean, var, eps, weight, bias, train, run_mean, run_var, momentum,
-                         out)
+    _launch(_bn_forward_channels, x.shape[1], 1, x.size > SERIAL_MAX,
+            x, mean, var, eps, weight, bias, train, run_mean, run_var, momentum, out)
 
 
 @helper
@@ -191,7 +210,13 @@ def _channel_backward(x, dy, c, mean, var, eps, weight, train, dx, dweight, dbia
             orow[i] = (gr[i] - mg - (xr[i] - m) * mx) * k
 
 
-@kernel(parallel=True)
+@kernel
+def _bn_backward_channels(x, dy, mean, var, eps, weight, train, dx, dweight, dbias, lo, hi):
+    """Channels [lo, hi) of ``batch_norm_backward``; a task function."""
+    for c in range(lo, hi):
+        _channel_backward(x, dy, c, mean, var, eps, weight, train, dx, dweight, dbias)
+
+
 def batch_norm_backward(x, dy, mean, var, eps, weight, train, dx, dweight, dbias):
     """Gradients of batch_norm_forward for x (N, C, L) and upstream dy (same shape).
 
@@ -201,22 +226,17 @@ def batch_norm_backward(x, dy, mean, var, eps, weight, train, dx, dweight, dbias
     With ``train`` the statistics depend on x: dx = (dy - mean(dy) - xhat *
     mean(dy * xhat)) * weight / sqrt(var + eps); otherwise dx = dy * weight / sqrt(var + eps).
     """
-    C = x.shape[1]
-    if x.size <= SERIAL_MAX:
-        for c in range(C):
-            _channel_backward(x, dy, c, mean, var, eps, weight, train, dx, dweight, dbias)
-        return
-    for c in prange(C):
-        _channel_backward(x, dy, c, mean, var, eps, weight, train, dx, dweight, dbias)
+    _launch(_bn_backward_channels, x.shape[1], 1, x.size > SERIAL_MAX,
+            x, dy, mean, var, eps, weight, train, dx, dweight, dbias)
 
 
-@helper
-def _rows_per_task(M, K):
+def _rows_per_task(K):
     return max(1, ROW_WORK // max(K, 1))
 
 
-@helper
+@kernel
 def _ln_rows(x, weight, bias, eps, out, mean, rstd, r0, r1):
+    """Rows [r0, r1) of ``layer_norm_rows``; a task function."""
     K = x.shape[1]
     for r in range(r0, r1):
         row = x[r]
@@ -239,7 +259,6 @@ def _ln_rows(x, weight, bias, eps, out, mean, rstd, r0, r1):
                 orow[i] = (row[i] - m) * rs
 
 
-@kernel(parallel=True)
 def layer_norm_rows(x, weight, bias, eps, out, mean, rstd):
     """Normalise each row of x (M, K): out = (x - mean) / sqrt(var + eps) * weight + bias.
 
@@ -248,18 +267,13 @@ def layer_norm_rows(x, weight, bias, eps, out, mean, rstd):
     mean and 1 / sqrt(biased var + eps)), kept for the backward.
     """
     M, K = x.shape
-    per = _rows_per_task(M, K)
-    ntask = (M + per - 1) // per
-    if x.size <= SERIAL_MAX:
-        _ln_rows(x, weight, bias, eps, out, mean, rstd, 0, M)
-        return
-    for t in prange(ntask):
-        r0 = t * per
-        _ln_rows(x, weight, bias, eps, out, mean, rstd, r0, min(M, r0 + per))
+    _launch(_ln_rows, M, _rows_per_task(K), x.size > SERIAL_MAX,
+            x, weight, bias, eps, out, mean, rstd)
 
 
-@helper
+@kernel
 def _ln_back_rows(x, dy, mean, rstd, weight, dx, r0, r1):
+    """Rows [r0, r1) of ``layer_norm_backward``; a task function."""
     K = x.shape[1]
     for r in range(r0, r1):
         row = x[r]
@@ -281,7 +295,6 @@ def _ln_back_rows(x, dy, mean, rstd, weight, dx, r0, r1):
                 orow[i] = (gr[i] - a - (row[i] - m) * b) * rs
 
 
-@kernel(parallel=True)
 def layer_norm_backward(x, dy, mean, rstd, weight, dx):
     """Input gradient of layer_norm_rows, row by row.
 
@@ -291,19 +304,13 @@ def layer_norm_backward(x, dy, mean, rstd, weight, dx):
     x, dy, dx: (M, K) C-contiguous. mean, rstd: (M,) float64. weight: (K,) or empty.
     """
     M, K = x.shape
-    per = _rows_per_task(M, K)
-    ntask = (M + per - 1) // per
-    if x.size <= SERIAL_MAX:
-        _ln_back_rows(x, dy, mean, rstd, weight, dx, 0, M)
-        return
-    for t in prange(ntask):
-        r0 = t * per
-        _ln_back_rows(x, dy, mean, rstd, weight, dx, r0, min(M, r0 + per))
+    _launch(_ln_back_rows, M, _rows_per_task(K), x.size > SERIAL_MAX,
+            x, dy, mean, rstd, weight, dx)
 
 
-@helper
+@kernel
 def _ln_param_cols(x, dy, mean, rstd, dweight, dbias, k0, k1):
-    """Columns k0..k1: each column's sums run over the rows in order; four columns at a time
+    """Columns [k0, k1) of ``layer_norm_param_grad`` (a task function): each column's sums run over the rows in order; four columns at a time
     keep eight independent accumulators in registers."""
     M = x.shape[0]
     k = k0
@@ -336,17 +343,10 @@ def _ln_param_cols(x, dy, mean, rstd, dweight, dbias, k0, k1):
         dbias[j] = b
 
 
-@kernel(parallel=True)
 def layer_norm_param_grad(x, dy, mean, rstd, dweight, dbias):
     """dweight = sum over rows of dy * xhat, dbias = sum over rows of dy, rows added in order.
 
     x, dy: (M, K) C-contiguous. mean, rstd: (M,) float64. dweight, dbias: (K,) float64.
     """
-    M, K = x.shape
-    nblk = (K + COL_BLOCK - 1) // COL_BLOCK
-    if x.size <= SERIAL_MAX:
-        _ln_param_cols(x, dy, mean, rstd, dweight, dbias, 0, K)
-        return
-    for b in prange(nblk):
-        k0 = b * COL_BLOCK
-        _ln_param_cols(x, dy, mean, rstd, dweight, dbias, k0, min(K, k0 + COL_BLOCK))
+    _launch(_ln_param_cols, x.shape[1], COL_BLOCK, x.size > SERIAL_MAX,
+            x, dy, mean, rstd, dweight, dbias)

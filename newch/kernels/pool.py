@@ -11,12 +11,17 @@ when every window has at most 255 elements (int32 otherwise): a quarter of a
 float32 activation, an eighth of PyTorch's int64 indices. Ties go to the first
 element in row-major order; a NaN wins (and the last NaN), as in PyTorch.
 
-Determinism: one ``prange`` iteration owns one plane, forward and backward; the
-backward zeroes its plane of dx, then adds the gradients in output order.
+Determinism: one task (one ``prange`` iteration when parallel) owns one plane,
+forward and backward; the backward zeroes its plane of dx, then adds the
+gradients in output order.
+
+Cold start: each kernel is a serial task function over planes [lo, hi),
+launched in parallel by ``tasks.run`` (no parallel copy of its body).
 """
 import numpy as np
 
-from .jit import helper, kernel, prange
+from .jit import helper, kernel
+from .tasks import run
 
 __all__ = ["max_pool", "max_pool_backward", "avg_pool", "avg_pool_backward"]
 
@@ -48,18 +53,26 @@ def _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw):
             argf[o] = bi
 
 
-@kernel(parallel=True)
-def max_pool(x, out, arg, hs, hc, ws, wc, dh, dw):
-    """out[p, oh, ow] = max over the window of (oh, ow); arg[p, oh, ow] = its position t*wc[ow] + u."""
-    P = x.shape[0]
-    shape = (x.shape[1], x.shape[2], out.shape[1], out.shape[2])
-    xf, outf, argf = x.reshape(x.size), out.reshape(out.size), arg.reshape(arg.size)
-    if x.size <= SERIAL_MAX:
-        for p in range(P):
-            _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw)
-        return
-    for p in prange(P):
+@kernel
+def _max_planes(xf, outf, argf, H, W, OH, OW, hs, hc, ws, wc, dh, dw, lo, hi):
+    """Planes [lo, hi) of ``max_pool`` on flat views; a task function."""
+    shape = (H, W, OH, OW)
+    for p in range(lo, hi):
         _max_plane(xf, outf, argf, shape, p, hs, hc, ws, wc, dh, dw)
+
+
+def max_pool(x, out, arg, hs, hc, ws, wc, dh, dw):
+    """out[p, oh, ow] = max over the window of (oh, ow); arg[p, oh, ow] = its position t*wc[ow] + u.
+
+    Example (one 2x2 plane, one window over it):
+        >>> x = np.array([[[1.0, 5.0], [3.0, 2.0]]], np.float32)
+        >>> out, arg = np.empty((1, 1, 1), np.float32), np.empty((1, 1, 1), np.uint8)
+        >>> i0, n2 = np.zeros(1, np.int64), np.full(1, 2, np.int64)
+        >>> max_pool(x, out, arg, i0, n2, i0, n2, 1, 1); float(out[0, 0, 0]), int(arg[0, 0, 0])
+        (5.0, 1)
+    """
+    run(_max_planes, x.shape[0], x.size > SERIAL_MAX, x.reshape(-1), out.reshape(-1),
+        arg.reshape(-1), x.shape[1], x.shape[2], out.shape[1], out.shape[2], hs, hc, ws, wc, dh, dw)
 
 
 @helper
@@ -80,16 +93,17 @@ def _max_back_plane(g, arg, p, hs, hc, ws, wc, dh, dw, dx):
                 dst[h, w] += src[oh, ow]
 
 
-@kernel(parallel=True)
+@kernel
+def _max_pool_backward_planes(g, arg, hs, hc, ws, wc, dh, dw, dx, lo, hi):
+    """Planes [lo, hi) of ``max_pool_backward``; a task function."""
+    for p in range(lo, hi):
+        _max_back_plane(g, arg, p, hs, hc, ws, wc, dh, dw, dx)
+
+
 def max_pool_backward(g, arg, hs, hc, ws, wc, dh, dw, dx):
     """dx (P, H, W) overwritten: each g[p, oh, ow] added where ``max_pool`` found the maximum."""
-    P = dx.shape[0]
-    if dx.size <= SERIAL_MAX:
-        for p in range(P):
-            _max_back_plane(g, arg, p, hs, hc, ws, wc, dh, dw, dx)
-        return
-    for p in prange(P):
-        _max_back_plane(g, arg, p, hs, hc, ws, wc, dh, dw, dx)
+    run(_max_pool_backward_planes, dx.shape[0], dx.size > SERIAL_MAX,
+        g, arg, hs, hc, ws, wc, dh, dw, dx)
 
 
 @helper
@@ -108,16 +122,17 @@ def _avg_plane(x, out, p, hs, hc, ws, wc, hden, wden, divisor):
             dst[oh, ow] = acc / den if den > 0 else acc * 0
 
 
-@kernel(parallel=True)
+@kernel
+def _avg_pool_planes(x, out, hs, hc, ws, wc, hden, wden, divisor, lo, hi):
+    """Planes [lo, hi) of ``avg_pool``; a task function."""
+    for p in range(lo, hi):
+        _avg_plane(x, out, p, hs, hc, ws, wc, hden, wden, divisor)
+
+
 def avg_pool(x, out, hs, hc, ws, wc, hden, wden, divisor):
     """out[p, oh, ow] = window sum / (divisor if > 0 else hden[oh] * wden[ow]); unit-step windows."""
-    P = x.shape[0]
-    if x.size <= SERIAL_MAX:
-        for p in range(P):
-            _avg_plane(x, out, p, hs, hc, ws, wc, hden, wden, divisor)
-        return
-    for p in prange(P):
-        _avg_plane(x, out, p, hs, hc, ws, wc, hden, wden, divisor)
+    run(_avg_pool_planes, x.shape[0], x.size > SERIAL_MAX,
+        x, out, hs, hc, ws, wc, hden, wden, divisor)
 
 
 @helper
@@ -138,13 +153,14 @@ def _avg_back_plane(g, p, hs, hc, ws, wc, hden, wden, divisor, dx):
                     dst[h0 + t, w0 + u] += v
 
 
-@kernel(parallel=True)
+@kernel
+def _avg_pool_backward_planes(g, hs, hc, ws, wc, hden, wden, divisor, dx, lo, hi):
+    """Planes [lo, hi) of ``avg_pool_backward``; a task function."""
+    for p in range(lo, hi):
+        _avg_back_plane(g, p, hs, hc, ws, wc, hden, wden, divisor, dx)
+
+
 def avg_pool_backward(g, hs, hc, ws, wc, hden, wden, divisor, dx):
     """dx (P, H, W) overwritten: each g[p, oh, ow] / divisor spread over its window."""
-    P = dx.shape[0]
-    if dx.size <= SERIAL_MAX:
-        for p in range(P):
-            _avg_back_plane(g, p, hs, hc, ws, wc, hden, wden, divisor, dx)
-        return
-    for p in prange(P):
-        _avg_back_plane(g, p, hs, hc, ws, wc, hden, wden, divisor, dx)
+    run(_avg_pool_backward_planes, dx.shape[0], dx.size > SERIAL_MAX,
+        g, hs, hc, ws, wc, hden, wden, divisor, dx)

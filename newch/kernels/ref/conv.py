@@ -1,7 +1,7 @@
 """Numpy twins of ``kernels/conv.py``: same names, same signatures, obvious loops over (i, j)."""
 import numpy as np
 
-__all__ = ["im2col", "col2im", "fold_sum", "channel_sum", "conv_forward", "conv_backward",
+__all__ = ["channel_sum", "conv_forward", "conv_backward",
            "conv_forward_plan", "conv_backward_plan", "depthwise_forward", "depthwise_input_grad",
            "depthwise_weight_grad"]
 
@@ -17,7 +17,7 @@ def _taps(n_in, n_out, k, s, p, d):
     return res
 
 
-def im2col(x, col, kh, kw, sh, sw, ph, pw, dh, dw, OH):
+def _im2col(x, col, kh, kw, sh, sw, ph, pw, dh, dw, OH):
     """col[s, (c*kh+i)*kw+j, oh*OW+ow] = x[s, c, oh*sh-ph+i*dh, ow*sw-pw+j*dw] (0 outside x)."""
     S, C, H, W = x.shape
     OW = col.shape[2] // OH if OH else 0
@@ -28,8 +28,8 @@ def im2col(x, col, kh, kw, sh, sw, ph, pw, dh, dw, OH):
             c6[:, :, i, j, oh[:, None], ow[None, :]] = x[:, :, h[:, None], w[None, :]]
 
 
-def col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
-    """x[s, c, h, w] = sum of the col entries ``im2col`` would copy from x[s, c, h, w]."""
+def _col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
+    """x[s, c, h, w] = sum of the col entries ``_im2col`` would copy from x[s, c, h, w]."""
     S, C, H, W = x.shape
     OW = col.shape[2] // OH if OH else 0
     c6 = col.reshape(S, C, kh, kw, OH, OW)
@@ -39,14 +39,6 @@ def col2im(col, x, kh, kw, sh, sw, ph, pw, dh, dw, OH):
             # NOTE: with stride >= dilation the positions are distinct, but not in general: add.at
             np.add.at(x, (slice(None), slice(None), h[:, None], w[None, :]),
                       c6[:, :, i, j, oh[:, None], ow[None, :]])
-
-
-def fold_sum(parts, out, accumulate):
-    """out = out + parts[0] + parts[1] + ... (left to right); without out unless ``accumulate``."""
-    acc = out.copy() if accumulate else parts[0].copy()
-    for s in range(0 if accumulate else 1, parts.shape[0]):
-        acc = acc + parts[s]
-    out[...] = acc
 
 
 def channel_sum(g, out):
@@ -70,7 +62,7 @@ def conv_backward_plan(x_shape, w_shape, G, OH, OW, itemsize):
 def _columns(x, geo, OH, L):
     S, C = x.shape[:2]
     col = np.empty((S, C * geo[0] * geo[1], L), x.dtype)
-    im2col(x, col, *geo, OH)
+    _im2col(x, col, *geo, OH)
     return col
 
 
@@ -93,7 +85,7 @@ def conv_backward(x, wt, g, dx, dwf, scratch, geo, OH, nslot, lw, lx, colsz, wsz
         Kg = C // G * geo[0] * geo[1]
         gg = g.reshape(N, G, Co // G, L)
         col = np.matmul(wt[None], gg).reshape(N, C * geo[0] * geo[1], L)
-        col2im(col, dx, *geo, OH)
+        _col2im(col, dx, *geo, OH)
     if x.shape[0]:
         C = x.shape[1]
         Kg = C // G * geo[0] * geo[1]
