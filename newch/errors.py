@@ -5,6 +5,15 @@ class NcError(RuntimeError):
     """Raised for memory-model violations: a freed tensor was used, or a memory limit was hit."""
 
 
+class IntegerOverflow(RuntimeError, ValueError, OverflowError):
+    """A Python number that does not fit the integer dtype it is written into.
+
+    A ``RuntimeError``, and also a ``ValueError`` and an ``OverflowError``: PyTorch raises
+    each of the three for one entry point or another (``tensor``, ``full``, ``fill_``), so
+    a script's ``except`` clause catches it whichever it names.
+    """
+
+
 CONFORMANCE_DOC = "docs/conformance.md"
 
 

@@ -6,6 +6,7 @@ import numpy as np
 from .. import dtypes as D
 from ..context import default_context
 from ..device import check_device
+from ..errors import IntegerOverflow
 from ..tensor import Tensor
 from .alloc import data, empty as _empty, is_scalar, norm_shape
 from .convert import own
@@ -32,6 +33,12 @@ def _infer_dtype(obj):
         return D.int64
     if arr.dtype.kind == "f":
         return D.get_default_dtype()
+    if arr.dtype.kind == "O":
+        big = [v for v in arr.reshape(-1).tolist() if isinstance(v, int) and not isinstance(v, bool)]
+        if big and all(isinstance(v, (int, float)) for v in arr.reshape(-1).tolist()):
+            v = max(big, key=abs)
+            raise IntegerOverflow(f"tensor: value {v} cannot be converted to type int64 "
+                                  "without overflow")
     raise TypeError(f"tensor: could not infer a dtype from {type(obj).__name__} "
                     f"(numpy made it {arr.dtype})")
 

@@ -4,6 +4,7 @@ import numpy as np
 from .. import dtypes as D
 from ..tensor import Tensor
 from ..context import default_context
+from ..errors import IntegerOverflow
 from .alloc import SERIAL, data, empty, is_scalar, kernels
 from .layout import broadcast_shapes, nd_views
 from ..kernels import codes as C
@@ -72,7 +73,8 @@ def check_fits(op, values, dt):
         lo, hi = int(arr.min()), int(arr.max())
         bad = [v for v in (lo, hi) if v < low or v > info.max]
     if len(bad):
-        raise RuntimeError(f"{op}: value {bad[0]} cannot be converted to type {dt.name} without overflow")
+        raise IntegerOverflow(f"{op}: value {bad[0]} cannot be converted to type {dt.name} "
+                              "without overflow")
 
 
 def as_array(x, dtype, op):

@@ -94,8 +94,9 @@ def test_integer_writes_follow_pytorch(case, dtype, torch):
         np.testing.assert_array_equal(vals, tvals)
     else:
         # NOTE: PyTorch raises ValueError for 2**63 in tensor() and setitem (an argument parser
-        # limit); newch raises its RuntimeError there too.
-        assert got is RuntimeError, f"{case} {dtype}: PyTorch raised {want}, newch gave {got}"
+        # limit) and OverflowError in full/fill_; newch's error is a RuntimeError that is also both.
+        assert issubclass(got, RuntimeError) and issubclass(got, want), \
+            f"{case} {dtype}: PyTorch raised {want}, newch gave {got}"
 
 
 IN_PLACE = {
@@ -135,3 +136,25 @@ def test_tensor_casts_never_raise(case, torch):
     assert tuple(out.shape) == tuple(ref.shape) and out.dtype.name == str(ref.dtype)[6:]
     if case in ("long", "to int64", "to int32"):
         np.testing.assert_array_equal(out.numpy()[2:], ref.numpy()[2:])   # -2.5 -> -2, 7.9 -> 7
+
+
+_TOO_BIG = [
+    ("tensor", lambda t: t.tensor([2 ** 70])),
+    ("tensor negative", lambda t: t.tensor([[1, -2 ** 64]])),
+    ("full", lambda t: t.full((2,), 2 ** 70, dtype=t.int64)),
+    ("fill_", lambda t: t.zeros(2, dtype=t.int64).fill_(2 ** 70)),
+    ("tensor nan as int64", lambda t: t.tensor([float("nan")], dtype=t.int64)),
+]
+
+
+@pytest.mark.parametrize("name,make", _TOO_BIG, ids=[c[0] for c in _TOO_BIG])
+def test_an_integer_too_big_raises_what_pytorch_raises_and_runtime_error(name, make):
+    """The error is a RuntimeError (the issue's contract) and also whatever PyTorch raises there
+    (ValueError for tensor(), OverflowError for full/fill_), so a ported except clause catches it."""
+    with pytest.raises(RuntimeError, match="without overflow"):
+        make(newch)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        make(torch)
+    with pytest.raises(type(theirs.value)):
+        make(newch)
