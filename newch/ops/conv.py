@@ -17,13 +17,12 @@ bits depend on the shapes only, not on the thread count.
 What the graph keeps: the input (for the weight gradient) and the weight (for
 the input gradient), each only when the other needs a gradient.
 """
-import numpy as np
 
 from .. import dtypes as D
 from ..tensor import Tensor
 from ..kernels import codes as KC
 from .alloc import data, empty, kernels
-from .launch import launch_binary
+from .launch import contiguous_array, launch_binary
 from .record import needs_grad, pack, record
 
 DEPTHWISE_PAR = 1 << 18    # multiply-adds of a depthwise pass at or above which it runs in parallel
@@ -49,8 +48,8 @@ class Geometry:
         return (self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw)
 
 
-def _contiguous(a):
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+def _contiguous(a, keep):
+    return contiguous_array(a, keep)
 
 
 def _geo_args(geo):
@@ -128,8 +127,10 @@ def conv2d_core(op, input, weight, bias, geo):
     if not fused:
         out._a[...] = 0
     else:
-        forward_arrays(_contiguous(x), _contiguous(w), geo, out._a,
-                       _contiguous(data(bias, op)) if bias is not None else None)
+        keep = []
+        forward_arrays(_contiguous(x, keep), _contiguous(w, keep), geo, out._a,
+                       _contiguous(data(bias, op), keep) if bias is not None else None)
+        del keep
     if bias is not None and not fused:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
     if needs_grad(input, weight, bias):
@@ -146,7 +147,8 @@ def refuse_create_graph(name, g):
 
 def bias_grad(g, name):
     """Sum of g (N, C, H, W) over all but the channel dim, in a fixed order (float64 sums)."""
-    ga = _contiguous(data(g, name))
+    keep = []
+    ga = _contiguous(data(g, name), keep)
     out = empty((ga.shape[1],), g.dtype)
     if ga.size == 0:
         out._a[...] = 0
@@ -174,7 +176,8 @@ def _record_conv(out, input, weight, bias, geo):
     def backward(g, *s):
         xk, wk = restore(*s)
         refuse_create_graph(name, g)
-        ga = _contiguous(data(g, name))
+        keep = []
+        ga = _contiguous(data(g, name), keep)
         dx = empty(xshape, dt) if wk is not None else None
         dw = empty(wshape, dt) if xk is not None else None
         if ga.size == 0 or (dx is not None and dx._a.size == 0):
@@ -182,8 +185,8 @@ def _record_conv(out, input, weight, bias, geo):
                 if t is not None:
                     t._a[...] = 0
         elif dx is not None or dw is not None:
-            backward_arrays(_contiguous(data(xk, name)) if dw is not None else None,
-                            _contiguous(data(wk, name)) if dx is not None else None, ga, geo,
+            backward_arrays(_contiguous(data(xk, name), keep) if dw is not None else None,
+                            _contiguous(data(wk, name), keep) if dx is not None else None, ga, geo,
                             dx._a if dx is not None else None, dw._a if dw is not None else None)
         return dx, dw, (bias_grad(g, name) if gb else None)
     record(out, name, (input, weight, bias), backward, saved)
@@ -203,7 +206,8 @@ def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
         if x.size == 0:
             out._a[...] = 0
         else:
-            backward_arrays(None, _contiguous(w), _contiguous(x), geo, out._a, None)
+            keep = []
+            backward_arrays(None, _contiguous(w, keep), _contiguous(x, keep), geo, out._a, None)
     if bias is not None:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
     if needs_grad(input, weight, bias):
@@ -220,18 +224,19 @@ def _record_transpose(out, input, weight, bias, geo):
     def backward(g, *s):
         xk, wk = restore(*s)
         refuse_create_graph(name, g)
-        ga = _contiguous(data(g, name))
+        keep = []
+        ga = _contiguous(data(g, name), keep)
         dx = dw = None
         if wk is not None:
             dx = empty(xshape, dt)
             if dx._a.size:
-                forward_arrays(ga, _contiguous(data(wk, name)), geo, dx._a)
+                forward_arrays(ga, _contiguous(data(wk, name), keep), geo, dx._a)
         if xk is not None:
             dw = empty(wshape, dt)
             if ga.size and dw._a.size and xk.numel():
                 # NOTE: for y = conv^T(x, w), dL/dw is conv's weight gradient with g as the
                 # conv input and x as its output gradient.
-                backward_arrays(ga, None, _contiguous(data(xk, name)), geo, None, dw._a)
+                backward_arrays(ga, None, _contiguous(data(xk, name), keep), geo, None, dw._a)
             else:
                 dw._a[...] = 0
         return dx, dw, (bias_grad(g, name) if gb else None)

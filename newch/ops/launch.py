@@ -51,6 +51,20 @@ def copy_into(src, dst):
         kernels().copy_nd(s, d)
 
 
+def contiguous_array(a, keep):
+    """``a`` if C-contiguous, else a C-contiguous copy in arena scratch.
+
+    The scratch tensor is appended to ``keep``, a list the caller holds until the kernel that
+    reads the copy has run (the copy's bytes are the arena's, and go back when it dies).
+    """
+    if a.flags.c_contiguous:
+        return a
+    t = empty(a.shape, D.from_numpy_dtype(a.dtype))
+    copy_into(a, t._a)
+    keep.append(t)
+    return t._a
+
+
 def check_fits(op, values, dt):
     """Refuse Python numbers an integer dtype cannot hold, as PyTorch does when writing them
     (``tensor``, ``full``, ``fill_``, ``x[i] = v``): nan, inf, floats outside its range, and

@@ -14,11 +14,12 @@ import numpy as np
 from .. import dtypes as D
 from .alloc import data, empty, kernels
 from .conv import refuse_create_graph
+from .launch import contiguous_array
 from .record import needs_grad, record
 
 
-def _contig(a):
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+def _contig(a, keep):
+    return contiguous_array(a, keep)
 
 
 def out_len(op, n, k, s, p, d, ceil_mode):
@@ -51,7 +52,7 @@ def adaptive_windows(n, o):
     return start, end - start
 
 
-def _planes(op, input, nd):
+def _planes(op, input, nd, keep):
     x = data(input, op)
     if not input.dtype.is_floating_point:
         raise TypeError(f"{op}: expected a floating point tensor, got {input.dtype}")
@@ -61,7 +62,7 @@ def _planes(op, input, nd):
     if any(s == 0 for s in x.shape[-nd:]):
         raise ValueError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim")
     H, W = (1, x.shape[-1]) if nd == 1 else x.shape[-2:]
-    return _contig(x).reshape(-1, H, W)
+    return _contig(x, keep).reshape(-1, H, W)
 
 
 def _shaped(out, input, nd, o):
@@ -71,7 +72,8 @@ def _shaped(out, input, nd, o):
 
 def max_pool(op, input, nd, geo, return_indices=False):
     """Max pooling with windows ``geo`` = ((hs, hc, dh, OH), (ws, wc, dw, OW)) over nd dims."""
-    x = _planes(op, input, nd)
+    keep = []      # NOTE: holds an arena copy of a non-contiguous input until the kernel ran
+    x = _planes(op, input, nd, keep)
     (hs, hc, dh, OH), (ws, wc, dw, OW) = geo
     P, H, W = x.shape
     out = empty((P, OH, OW), input.dtype)
@@ -86,24 +88,35 @@ def max_pool(op, input, nd, geo, return_indices=False):
         def backward(g, args):
             refuse_create_graph("MaxPool2DWithIndicesBackward0", g)
             dx = empty((P, H, W), dt)
-            ga = _contig(data(g, "MaxPool2DWithIndicesBackward0")).reshape(P, OH, OW)
+            keep = []
+            ga = _contig(data(g, "MaxPool2DWithIndicesBackward0"), keep).reshape(P, OH, OW)
             kernels().max_pool_backward(ga, data(args, "MaxPool2DWithIndicesBackward0"), hs, hc,
                                         ws, wc, dh, dw, dx._a)
             return (dx.reshape(shape),)
         record(res, "MaxPool2DWithIndicesBackward0", (input,), backward, saved=[arg])
     if not return_indices:
         return res
-    a = arg._a.astype(np.int64)
-    rows = hs[:, None] + a // wc[None, :] * dh
-    cols = ws[None, :] + a % wc[None, :] * dw
-    idx = empty((P, OH, OW), D.int64)
-    idx._a[...] = rows * W + cols
+    # flat index (hs + a // wc * dh) * W + ws + a % wc * dw of the winner's position a in its
+    # window, computed in place in arena memory (no numpy temporaries of the output's size)
+    idx, rows = empty((P, OH, OW), D.int64), empty((P, OH, OW), D.int64)
+    ia, ra = idx._a, rows._a
+    ia[...] = arg._a
+    np.floor_divide(ia, wc[None, :], out=ra)
+    np.remainder(ia, wc[None, :], out=ia)
+    ra *= dh
+    ra += hs[:, None]
+    ra *= W
+    ia *= dw
+    ia += ws[None, :]
+    ia += ra
+    del rows, ia, ra
     return res, _shaped(idx, input, nd, (OH, OW))
 
 
 def avg_pool(op, input, nd, geo, divisor=0):
     """Average pooling with unit-step windows ``geo`` = ((hs, hc, hden, OH), (ws, wc, wden, OW))."""
-    x = _planes(op, input, nd)
+    keep = []      # NOTE: holds an arena copy of a non-contiguous input until the kernel ran
+    x = _planes(op, input, nd, keep)
     (hs, hc, hden, OH), (ws, wc, wden, OW) = geo
     # NOTE: divisors in the data's dtype, so the kernels divide and accumulate in that dtype
     hden, wden, divisor = hden.astype(x.dtype), wden.astype(x.dtype), x.dtype.type(divisor)
@@ -118,7 +131,8 @@ def avg_pool(op, input, nd, geo, divisor=0):
         def backward(g):
             refuse_create_graph("AvgPool2DBackward0", g)
             dx = empty((P, H, W), dt)
-            ga = _contig(data(g, "AvgPool2DBackward0")).reshape(P, OH, OW)
+            keep = []
+            ga = _contig(data(g, "AvgPool2DBackward0"), keep).reshape(P, OH, OW)
             kernels().avg_pool_backward(ga, hs, hc, ws, wc, hden, wden, divisor, dx._a)
             return (dx.reshape(shape),)
         record(res, "AvgPool2DBackward0", (input,), backward)
