@@ -17,6 +17,19 @@ from .format import tensor_repr
 _BY_NP = D._BY_NP
 
 
+class _Upper:
+    """What the Tensor calls in the layers above it, filled in by those layers as newch imports.
+
+    Imports point down: ``tensor.py`` never imports ``ops/`` or ``autograd/``. The ops package
+    (``ops/methods.py``, with the methods it binds) sets the ops entries, and ``autograd/``
+    sets ``backward``; every entry is set once ``import newch`` has finished.
+    """
+    norm_dim = view_of = stale = own = persistent_copy_of = backward = None
+
+
+UPPER = _Upper()
+
+
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints like ``newch.Size([2, 3])``."""
 
@@ -127,8 +140,7 @@ class Tensor:
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._a.shape)
-        from .ops.alloc import norm_dim    # NOTE: ops sit above tensor.py
-        return self._a.shape[norm_dim("size", dim, self._a.ndim)]
+        return self._a.shape[UPPER.norm_dim("size", dim, self._a.ndim)]
 
     def numel(self):
         """The number of elements."""
@@ -202,8 +214,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
-        from .autograd import backward    # NOTE: the engine sits above tensor.py
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        UPPER.backward(self, gradient, retain_graph, create_graph, inputs)
 
     @property
     def retains_grad(self):
@@ -216,8 +227,7 @@ class Tensor:
 
         Inside ``persistent()``, ``.data`` of a temporary is a persistent copy.
         """
-        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py; bound at call time
-        return view_of(self, self._a)
+        return UPPER.view_of(self, self._a)
 
     @data.setter
     def data(self, other):
@@ -256,8 +266,7 @@ class Tensor:
     def __copy__(self):
         """A new tensor sharing this one's memory (as ``copy.copy`` of a torch tensor does)."""
         self._check("copy")
-        from .ops.alloc import view_of    # NOTE: ops sit above tensor.py
-        t = view_of(self, self._a)
+        t = UPPER.view_of(self, self._a)
         if type(self) is not Tensor:
             t = Tensor._make(t._a, t._s, cls=type(self))
         t._rg = self._rg
@@ -266,8 +275,7 @@ class Tensor:
     # -- reading values ------------------------------------------------------
     def _check(self, op):
         if not self._s.gen.alive:
-            from .ops.alloc import stale    # NOTE: ops sit above tensor.py
-            raise stale(self, op)
+            raise UPPER.stale(self, op)
         return self._a
 
     def item(self):
@@ -322,8 +330,7 @@ class Tensor:
 
     def cpu(self, memory_format=None):
         """This tensor (it is on the CPU already); inside ``persistent()`` a persistent copy."""
-        from .ops.convert import own    # NOTE: ops sit above tensor.py
-        return own(self)
+        return UPPER.own(self)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         """Always an error: newch has no CUDA device."""
@@ -374,8 +381,7 @@ def _rebind(t, array, storage):
 
 def _persistent_clone(t):
     """A persistent copy of ``t``'s values, cut from the graph."""
-    from .ops.alloc import persistent_copy_of       # NOTE: ops sit above tensor.py
-    return persistent_copy_of(t._check("data"), t.dtype)
+    return UPPER.persistent_copy_of(t._check("data"), t.dtype)
 
 
 def _rebuild(cls, array, requires_grad):

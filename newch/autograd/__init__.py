@@ -5,7 +5,7 @@ the recorded graph (``engine.py``) and offers the user-facing entry points.
 """
 from ..ops.creation import zeros_like
 from ..ops.record import edge
-from ..tensor import Tensor
+from ..tensor import Tensor, UPPER
 from .engine import _accumulate_grad, _roots, run_backward
 from .function import Function, FunctionCtx
 from ..graph import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -74,3 +74,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "been used in the graph; set allow_unused=True if this is intended")
         result.append(g)
     return tuple(result)
+
+
+UPPER.backward = backward      # Tensor.backward calls the engine through this (tensor.py sits below)

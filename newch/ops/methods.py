@@ -6,6 +6,9 @@ Each ops module lists the ops PyTorch also spells as methods in its
 op's (``x.where(cond, y)``). ``tools/gen_tensor_pyi.py`` reads the same lists
 to write ``newch/tensor.pyi``, so editors see every method.
 """
+import sys
+
+from . import alloc
 from . import (activation, arith, compare, conditional, contraction, convert, creation, cumulative,
                diagonal, extrema, indexing, inplace, join, matrix, new_like, norms, ordering, products,
                random, rearrange, reduce, sampling, sets, shape, unary)
@@ -85,7 +88,11 @@ def _mT(self):
 
 
 def bind(cls):
-    """Install the op methods and operators on the Tensor class."""
+    """Install the op methods and operators on the Tensor class, and the ops the Tensor's own
+    methods call (``tensor.UPPER``: tensor.py sits below ops/ and does not import them)."""
+    upper = sys.modules[cls.__module__].UPPER
+    upper.norm_dim, upper.view_of, upper.stale = alloc.norm_dim, alloc.view_of, alloc.stale
+    upper.persistent_copy_of, upper.own = alloc.persistent_copy_of, convert.own
     for name, fn in method_table().items():
         setattr(cls, name, fn)
     for name, fn in OPERATORS.items():
