@@ -11,7 +11,7 @@ logits neither overflow nor lose precision.
 """
 import math
 
-from ..graph import no_grad
+from ..graph import is_grad_enabled, no_grad
 from ..kernels import codes as C
 from .alloc import data, need_float, norm_dim
 from .arith import add, gt, mul, sub
@@ -127,9 +127,22 @@ def softmax(input, dim, dtype=None):
         launch_unary(C.EXP, a, a)
         launch_binary(C.DIV, a, data(_sum(out, d, keepdim=True), "softmax"), a)
     if needs_grad(x):
-        record(out, "SoftmaxBackward0", (x,),
-               lambda g, o: (mul(o, sub(g, _sum(mul(g, o), d, keepdim=True))),), saved=[out])
+        record(out, "SoftmaxBackward0", (x,), lambda g, o: (_softmax_grad(g, o, d),), saved=[out])
     return out
+
+
+def _softmax_grad(g, o, d):
+    """o * (g - sum(g * o)) along d. Without create_graph it is computed in one fresh buffer (the
+    same bits as the recorded formula): backward holds one temporary of the input's size, not three."""
+    if is_grad_enabled():
+        return mul(o, sub(g, _sum(mul(g, o), d, keepdim=True)))
+    op = "softmax backward"
+    r = mul(g, o)
+    ra = data(r, op)
+    s = _sum(r, d, keepdim=True)
+    launch_binary(C.SUB, data(g, op), data(s, op), ra)
+    launch_binary(C.MUL, data(o, op), ra, ra)
+    return r
 
 
 def log_softmax(input, dim, dtype=None):
@@ -148,9 +161,24 @@ def log_softmax(input, dim, dtype=None):
         a = data(out, "log_softmax")
         launch_binary(C.SUB, a, data(log(total), "log_softmax"), a)
     if needs_grad(x):
-        record(out, "LogSoftmaxBackward0", (x,),
-               lambda g, o: (sub(g, mul(exp(o), _sum(g, d, keepdim=True))),), saved=[out])
+        record(out, "LogSoftmaxBackward0", (x,), lambda g, o: (_log_softmax_grad(g, o, d),),
+               saved=[out])
     return out
+
+
+def _log_softmax_grad(g, o, d):
+    """g - exp(o) * sum(g) along d. Without create_graph it is computed in one fresh buffer (the
+    same bits as the recorded formula): a classifier over a large vocabulary holds one temporary
+    of the logits' size in this backward, not three."""
+    s = _sum(g, d, keepdim=True)
+    if is_grad_enabled():
+        return sub(g, mul(exp(o), s))
+    op = "log_softmax backward"
+    r = exp(o)
+    ra = data(r, op)
+    launch_binary(C.MUL, ra, data(s, op), ra)
+    launch_binary(C.SUB, data(g, op), ra, ra)
+    return r
 
 
 _relu_plain = _op("relu", C.RELU, "ReluBackward0", lambda g, x, o: mul(g, o > 0), "out")
