@@ -1,0 +1,58 @@
+"""Arena memory of LSTM backward: what the graph holds after the forward, and the backward's peak.
+
+    python benchmarks/lstm_memory.py            # the issue's sizes: T=35, B=20, 200 -> 200, 1 and 2 layers
+    python benchmarks/lstm_memory.py --lm       # the whole word-LM step of benchmarks/sequence.py
+
+Prints held (arena bytes alive right after the forward), peak (arena peak during backward, over the
+same base) and their ratio; the sequence issue's bar is peak <= 1.2 x held for an LSTM step.
+"""
+import argparse
+
+import newch
+
+
+def _measure(forward):
+    ctx = newch.default_context()
+    newch.step_end()
+    base = newch.mem_stats()["arena_bytes_in_use"]
+    loss = forward()
+    held = newch.mem_stats()["arena_bytes_in_use"] - base
+    ctx.reset_peak()
+    loss.backward()
+    peak = newch.mem_stats()["arena_peak_bytes"] - base
+    newch.step_end()
+    return held, peak
+
+
+def _row(name, held, peak):
+    print(f"{name:<28} {held / 2**20:9.2f} {peak / 2**20:9.2f} {peak / held:6.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lm", action="store_true", help="also the whole word-LM training step")
+    args = ap.parse_args()
+    newch.manual_seed(0)
+    print(f"{'case':<28} {'held MiB':>9} {'peak MiB':>9} {'ratio':>6}")
+    for layers in (1, 2):
+        lstm = newch.nn.LSTM(200, 200, num_layers=layers)
+        with newch.persistent():
+            w = newch.randn(35, 20, 200)
+        held, peak = _measure(lambda: (lstm(newch.randn(35, 20, 200))[0] * w).sum())
+        _row(f"LSTM T=35 B=20 H=200 x{layers}", held, peak)
+    if args.lm:
+        nn, F = newch.nn, newch.nn.functional
+        emb, rnn, head = nn.Embedding(10000, 200), nn.LSTM(200, 200, 2, dropout=0.2), nn.Linear(200, 10000)
+        x, y = newch.randint(0, 10000, (35, 20)), newch.randint(0, 10000, (35 * 20,))
+        with newch.persistent():
+            x, y = x.clone(), y.clone()
+
+        def lm():
+            out, _ = rnn(emb(x))
+            return F.nll_loss(F.log_softmax(head(out.reshape(-1, 200)), -1), y)
+        held, peak = _measure(lm)
+        _row("word-LM step (sequence.py)", held, peak)
+
+
+if __name__ == "__main__":
+    main()
