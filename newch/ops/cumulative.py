@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .alloc import check_tensor, data, empty, norm_dim
+from .launch import copy_into
 from .rearrange import flip
 from .record import needs_grad, record
 
@@ -47,25 +48,33 @@ def cumsum(input, dim, *, dtype=None):
     return out
 
 
-def _cumprod_grad(x, out, g):
-    """d(sum g * cumprod(x)) / dx for 2-d arrays (rows, n), exact where x has zeros."""
-    gx = np.zeros_like(x)
-    zero = x == 0
-    rows = ~zero.any(axis=1)
-    if rows.any():
-        go = (g * out)[rows]
-        gx[rows] = np.flip(np.cumsum(np.flip(go, 1), 1), 1) / x[rows]
-    for r in np.nonzero(~rows)[0]:
-        z = int(np.argmax(zero[r]))
-        if z:
-            go = g[r, :z] * out[r, :z]
-            gx[r, :z] = np.flip(np.cumsum(go[::-1]))[:z] / x[r, :z]
-        prefix = out[r, z - 1] if z else x.dtype.type(1)
-        run, acc = prefix, g[r, z] * prefix
-        for j in range(z + 1, x.shape[1]):
-            run = run * x[r, j]
-            acc = acc + g[r, j] * run
-        gx[r, z] = acc
+def _cumprod_grad(x, o, g, d, gx, s):
+    """d(sum(g * cumprod(x, d))) / dx, exact where x has zeros, written into ``gx`` or ``s``
+    (arena arrays of x's shape); returns the one holding it. numpy works on views with ``out=``:
+    nothing is allocated outside the arena.
+
+    Without zeros: the reversed running sum of g * cumprod, divided by x. With a zero: gx_k =
+    L_k * S_k, L_k = x_0 * ... * x_{k-1} (the exclusive running product) and S_k = g_k +
+    x_{k+1} * S_{k+1} (a recurrence from the end): no division, so zeros need no special case.
+    """
+    n = x.shape[d]
+
+    def at(k, stop=None):
+        return (slice(None),) * d + (slice(k, k + 1 if stop is None else stop),)
+    rev = (slice(None),) * d + (slice(None, None, -1),)
+    if np.count_nonzero(x) == x.size:
+        np.multiply(g, o, out=s)
+        np.cumsum(s[rev], axis=d, out=gx)     # gx[j] = sum of s over the last j + 1 positions
+        np.divide(gx[rev], x, out=s)
+        return s
+    s[at(n - 1)] = g[at(n - 1)]
+    for k in range(n - 2, -1, -1):
+        np.multiply(x[at(k + 1)], s[at(k + 1)], out=s[at(k)])
+        s[at(k)] += g[at(k)]
+    gx[at(0)] = 1
+    if n > 1:
+        np.cumprod(x[at(0, n - 1)], axis=d, out=gx[at(1, n)])
+    np.multiply(gx, s, out=gx)
     return gx
 
 
@@ -84,18 +93,21 @@ def cumprod(input, dim, *, dtype=None):
         np.cumprod(a, axis=d, dtype=dt.np, out=out._a)
     if needs_grad(input) and dt.is_floating_point:
         def backward(g, xs, os):
-            x = data(xs, "cumprod backward").astype(dt.np)
-            o, gg = data(os, "cumprod backward"), data(g, "cumprod backward")
+            op = "cumprod backward"
+            xc = xs if xs.dtype is dt else xs.to(dt)
+            x, o, gg = data(xc, op), data(os, op), data(g, op)
+            gx = empty(x.shape, dt)
             if x.ndim == 0 or x.size == 0:
-                res = gg.astype(dt.np)
+                gx._a[...] = gg
             else:
-                xm, om, gm = (np.moveaxis(v, d, -1) for v in (x, o, gg))
-                shp = xm.shape
-                n = shp[-1]
-                res = _cumprod_grad(xm.reshape(-1, n), om.reshape(-1, n), gm.reshape(-1, n))
-                res = np.moveaxis(res.reshape(shp), -1, d)
+                scratch = empty(x.shape, dt)
+                if _cumprod_grad(x, o, gg, d, gx._a, scratch._a) is scratch._a:
+                    gx, scratch = scratch, gx
+                del scratch
+            if xs.dtype is dt:
+                return (gx,)
             gi = empty(x.shape, xs.dtype)
-            gi._a[...] = res
+            copy_into(gx._a, gi._a)
             return (gi,)
         record(out, "CumprodBackward0", (input,), backward, saved=[input, out])
     return out
