@@ -105,7 +105,9 @@ def test_weight_gradient_runs_are_summed_in_sample_order():
     dw = np.empty(1, np.float32)
     J.conv_backward(x, np.empty((1, 0, 0), np.float32), g, x[:0], dw, np.empty(total, np.float32),
                     (1, 1, 1, 1, 0, 0, 1, 1), 1, nslot, lw, lx, colsz, wsz, par)
-    assert dw[0] == np.float32(((np.float32(1e8) + 1) - np.float32(1e8)) + 1)   # == 1.0
+    one, big = np.float32(1), np.float32(1e8)
+    # NOTE: float32 operands throughout (numpy < 2 would promote float32 + a Python int to float64)
+    assert dw[0] == ((big + one) - big) + one == np.float32(1.0)
 
 
 def det_outputs():
