@@ -56,6 +56,10 @@ def test_short_run_trains_samples_and_matches_torch():
 
 @pytest.mark.slow
 def test_seeded_run_is_identical_on_1_and_2_threads(tmp_path):
+    import newch
+    if newch.default_context().backend == "ref":
+        pytest.skip("bit-identity across thread counts is the JIT kernels' guarantee; on the ref "
+                    "backend products go through numpy's BLAS, whose threads may reorder sums")
     files = []
     for n in (1, 2):
         f = tmp_path / f"p{n}.npz"
