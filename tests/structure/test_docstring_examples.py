@@ -28,7 +28,7 @@ def _import(name):
     try:
         return importlib.import_module(name)
     except ImportError as e:          # numba absent: the JIT kernel modules cannot load
-        if "numba" in str(e):
+        if "numba" in str(e) or "llvmlite" in str(e):
             pytest.skip(f"{name} needs numba: {e}")
         raise
 
