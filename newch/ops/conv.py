@@ -48,10 +48,6 @@ class Geometry:
         return (self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw)
 
 
-def _contiguous(a, keep):
-    return contiguous_array(a, keep)
-
-
 def _geo_args(geo):
     return (geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh, geo.dw)
 
@@ -128,8 +124,8 @@ def conv2d_core(op, input, weight, bias, geo):
         out._a[...] = 0
     else:
         keep = []
-        forward_arrays(_contiguous(x, keep), _contiguous(w, keep), geo, out._a,
-                       _contiguous(data(bias, op), keep) if bias is not None else None)
+        forward_arrays(contiguous_array(x, keep), contiguous_array(w, keep), geo, out._a,
+                       contiguous_array(data(bias, op), keep) if bias is not None else None)
         del keep
     if bias is not None and not fused:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
@@ -148,7 +144,7 @@ def refuse_create_graph(name, g):
 def bias_grad(g, name):
     """Sum of g (N, C, H, W) over all but the channel dim, in a fixed order (float64 sums)."""
     keep = []
-    ga = _contiguous(data(g, name), keep)
+    ga = contiguous_array(data(g, name), keep)
     out = empty((ga.shape[1],), g.dtype)
     if ga.size == 0:
         out._a[...] = 0
@@ -177,7 +173,7 @@ def _record_conv(out, input, weight, bias, geo):
         xk, wk = restore(*s)
         refuse_create_graph(name, g)
         keep = []
-        ga = _contiguous(data(g, name), keep)
+        ga = contiguous_array(data(g, name), keep)
         dx = empty(xshape, dt) if wk is not None else None
         dw = empty(wshape, dt) if xk is not None else None
         if ga.size == 0 or (dx is not None and dx._a.size == 0):
@@ -185,8 +181,8 @@ def _record_conv(out, input, weight, bias, geo):
                 if t is not None:
                     t._a[...] = 0
         elif dx is not None or dw is not None:
-            backward_arrays(_contiguous(data(xk, name), keep) if dw is not None else None,
-                            _contiguous(data(wk, name), keep) if dx is not None else None, ga, geo,
+            backward_arrays(contiguous_array(data(xk, name), keep) if dw is not None else None,
+                            contiguous_array(data(wk, name), keep) if dx is not None else None, ga, geo,
                             dx._a if dx is not None else None, dw._a if dw is not None else None)
         return dx, dw, (bias_grad(g, name) if gb else None)
     record(out, name, (input, weight, bias), backward, saved)
@@ -207,7 +203,7 @@ def conv_transpose2d_core(op, input, weight, bias, geo, out_hw):
             out._a[...] = 0
         else:
             keep = []
-            backward_arrays(None, _contiguous(w, keep), _contiguous(x, keep), geo, out._a, None)
+            backward_arrays(None, contiguous_array(w, keep), contiguous_array(x, keep), geo, out._a, None)
     if bias is not None:
         launch_binary(KC.ADD, out._a, data(bias, op).reshape(1, -1, 1, 1), out._a)
     if needs_grad(input, weight, bias):
@@ -225,18 +221,18 @@ def _record_transpose(out, input, weight, bias, geo):
         xk, wk = restore(*s)
         refuse_create_graph(name, g)
         keep = []
-        ga = _contiguous(data(g, name), keep)
+        ga = contiguous_array(data(g, name), keep)
         dx = dw = None
         if wk is not None:
             dx = empty(xshape, dt)
             if dx._a.size:
-                forward_arrays(ga, _contiguous(data(wk, name), keep), geo, dx._a)
+                forward_arrays(ga, contiguous_array(data(wk, name), keep), geo, dx._a)
         if xk is not None:
             dw = empty(wshape, dt)
             if ga.size and dw._a.size and xk.numel():
                 # NOTE: for y = conv^T(x, w), dL/dw is conv's weight gradient with g as the
                 # conv input and x as its output gradient.
-                backward_arrays(ga, None, _contiguous(data(xk, name), keep), geo, None, dw._a)
+                backward_arrays(ga, None, contiguous_array(data(xk, name), keep), geo, None, dw._a)
             else:
                 dw._a[...] = 0
         return dx, dw, (bias_grad(g, name) if gb else None)

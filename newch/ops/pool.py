@@ -18,10 +18,6 @@ from .launch import contiguous_array
 from .record import needs_grad, record
 
 
-def _contig(a, keep):
-    return contiguous_array(a, keep)
-
-
 def out_len(op, n, k, s, p, d, ceil_mode):
     """Output length of pooling n positions: floor (or ceil) mode, last window starting in range."""
     span = n + 2 * p - d * (k - 1) - 1
@@ -62,7 +58,7 @@ def _planes(op, input, nd, keep):
     if any(s == 0 for s in x.shape[-nd:]):
         raise ValueError(f"{op}: input of shape {tuple(input.shape)} has an empty spatial dim")
     H, W = (1, x.shape[-1]) if nd == 1 else x.shape[-2:]
-    return _contig(x, keep).reshape(-1, H, W)
+    return contiguous_array(x, keep).reshape(-1, H, W)
 
 
 def _shaped(out, input, nd, o):
@@ -89,7 +85,7 @@ def max_pool(op, input, nd, geo, return_indices=False):
             refuse_create_graph("MaxPool2DWithIndicesBackward0", g)
             dx = empty((P, H, W), dt)
             keep = []
-            ga = _contig(data(g, "MaxPool2DWithIndicesBackward0"), keep).reshape(P, OH, OW)
+            ga = contiguous_array(data(g, "MaxPool2DWithIndicesBackward0"), keep).reshape(P, OH, OW)
             kernels().max_pool_backward(ga, data(args, "MaxPool2DWithIndicesBackward0"), hs, hc,
                                         ws, wc, dh, dw, dx._a)
             return (dx.reshape(shape),)
@@ -132,7 +128,7 @@ def avg_pool(op, input, nd, geo, divisor=0):
             refuse_create_graph("AvgPool2DBackward0", g)
             dx = empty((P, H, W), dt)
             keep = []
-            ga = _contig(data(g, "AvgPool2DBackward0"), keep).reshape(P, OH, OW)
+            ga = contiguous_array(data(g, "AvgPool2DBackward0"), keep).reshape(P, OH, OW)
             kernels().avg_pool_backward(ga, hs, hc, ws, wc, hden, wden, divisor, dx._a)
             return (dx.reshape(shape),)
         record(res, "AvgPool2DBackward0", (input,), backward)
