@@ -85,7 +85,7 @@ def _layout(a, fmt, width, indent, summarise):
 def tensor_repr(t):
     """The torch-like text of tensor ``t`` (a freed tensor raises NcError rather than print freed memory)."""
     d = t.dtype
-    a = t._check("repr")
+    a = t._data("repr")
     extras = []
     if a.size == 0:
         body = "[]"

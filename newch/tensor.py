@@ -239,7 +239,7 @@ class Tensor:
         """
         if not isinstance(other, Tensor):
             raise TypeError(f"data: expected a Tensor, got {type(other).__name__}")
-        other._check("data")
+        other._data("data")
         if self._s.views is not None and other._s.views is None:
             other = _persistent_clone(other)
         _rebind(self, other._a, other._s)
@@ -247,7 +247,7 @@ class Tensor:
     # -- pickle and copy ------------------------------------------------------
     def __reduce__(self):
         """Pickle the values only (a copy: dtype, shape, requires_grad), never the arena."""
-        a = self._check("pickle")
+        a = self._data("pickle")
         return (_rebuild, (type(self), a.copy(), self._rg))
 
     def __deepcopy__(self, memo):
@@ -257,7 +257,7 @@ class Tensor:
         if self._node is not None:
             raise RuntimeError("deepcopy: only tensors created explicitly by the user (graph "
                                "leaves) support deepcopy; deepcopy x.detach() instead")
-        new = _rebuild(type(self), self._check("deepcopy"), self._rg)
+        new = _rebuild(type(self), self._data("deepcopy"), self._rg)
         memo[id(self)] = new
         if self._grad is not None and self._grad.is_alive:
             new._grad = self._grad.__deepcopy__(memo)
@@ -265,7 +265,7 @@ class Tensor:
 
     def __copy__(self):
         """A new tensor sharing this one's memory (as ``copy.copy`` of a torch tensor does)."""
-        self._check("copy")
+        self._data("copy")
         t = UPPER.view_of(self, self._a)
         if type(self) is not Tensor:
             t = Tensor._make(t._a, t._s, cls=type(self))
@@ -273,32 +273,34 @@ class Tensor:
         return t
 
     # -- reading values ------------------------------------------------------
-    def _check(self, op):
+    def _data(self, op):
+        """The numpy array behind this tensor, after checking it is alive (``NcError`` naming
+        ``op`` if not). The one way code above ``ops/`` reads or writes a tensor's memory."""
         if not self._s.gen.alive:
             raise UPPER.stale(self, op)
         return self._a
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        a = self._check("item")
+        a = self._data("item")
         if a.size != 1:
             raise ValueError(f"item: a Tensor with {a.size} elements cannot be converted to a scalar")
         return a.reshape(()).item()
 
     def tolist(self):
         """The values as (nested) Python lists of numbers."""
-        return self._check("tolist").tolist()
+        return self._data("tolist").tolist()
 
     def numpy(self, *, force=False):
         """A numpy array: a copy for a temporary, a view for a persistent tensor."""
-        a = self._check("numpy")
+        a = self._data("numpy")
         if self._rg and not force:
             raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; "
                                "use tensor.detach().numpy()")
         return a if self._s.views is not None and not force else a.copy()
 
     def __array__(self, dtype=None, copy=None):
-        a = self._check("__array__").copy()
+        a = self._data("__array__").copy()
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):
@@ -307,7 +309,7 @@ class Tensor:
     __str__ = __repr__
 
     def __bool__(self):
-        a = self._check("__bool__")
+        a = self._data("__bool__")
         if a.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {a.size} values is ambiguous")
         return bool(a.reshape(()).item())
@@ -381,7 +383,7 @@ def _rebind(t, array, storage):
 
 def _persistent_clone(t):
     """A persistent copy of ``t``'s values, cut from the graph."""
-    return UPPER.persistent_copy_of(t._check("data"), t.dtype)
+    return UPPER.persistent_copy_of(t._data("data"), t.dtype)
 
 
 def _rebuild(cls, array, requires_grad):

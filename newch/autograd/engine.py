@@ -29,7 +29,7 @@ def _roots(op, tensors, grads):
         if not t._rg:
             raise RuntimeError(f"{op}: element of the tensors does not require grad and does not "
                                f"have a grad_fn")
-        t._check(op)
+        t._data(op)
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs, "
