@@ -17,14 +17,16 @@ flow into this node, and the states entering the steps are one contiguous block 
 ``ENABLED = False`` makes the layers use the per-step graph of ``rnn_cells`` instead (which
 supports double backward and a second backward with ``retain_graph=True``).
 """
+from ..autograd.engine import grad_buffer
 from ..graph import is_grad_enabled, no_grad
-from ..ops.alloc import data, empty, kernels
+from ..ops.alloc import empty, kernels
 from ..ops.launch import copy_into
 from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
 
 ENABLED = True
 ROWS_MATMUL_MAX = 1 << 22   # multiply-adds up to which backward's products skip the gemm
+SCRATCH_MIN = 1 << 14   # elements of gemm scratch a product may take when no dead buffer is bigger
 
 
 def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
@@ -61,21 +63,22 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     Y = empty((T + 2, B, H), dt)     # h states (h0 first, or last when reverse), then c_n
     o = 0 if reverse else 1          # Y[o + t] is step t's output
     K = kernels()
-    Ga, Ca, Ya, ba = G._a, C._a, Y._a, data(bias, op)
-    whh_t = data(w_hh, op).T
+    Ga, Ca, Ya, ba = G._data(op), C._data(op), Y._data(op), bias._data(op)
+    whh_t = w_hh._data(op).T
     scratch = empty((max(K.gemm_scratch(T * B, 4 * H, I), K.gemm_scratch(B, 4 * H, H)),), dt)
-    K.gemm(data(x2, op), data(w_ih, op).T, Ga.reshape(T * B, 4 * H), scratch._a)
     rec = empty((B, 4 * H), dt)
+    sa, ra = scratch._data(op), rec._data(op)
+    K.gemm(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 4 * H), sa)
     steps = range(T - 1, -1, -1) if reverse else range(T)
     first = steps[0]
-    copy_into(data(c0, op), Ca[first + 1 if reverse else 0])
-    copy_into(data(h0, op), Ya[T if reverse else 0])
+    copy_into(c0._data(op), Ca[first + 1 if reverse else 0])
+    copy_into(h0._data(op), Ya[T if reverse else 0])
     for t in steps:
         prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.gemm(Ya[prev], whh_t, rec._a, scratch._a)
-        K.lstm_cell_forward(Ga[t], rec._a, ba, Ca[prev], Ca[new], Ya[new])
+        K.gemm(Ya[prev], whh_t, ra, sa)
+        K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
     copy_into(Ca[0 if reverse else T], Ya[T + 1])
-    del rec, scratch
+    del rec, scratch, sa, ra
     if needs_grad(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
     return Y[o:o + T], Y[o + (0 if reverse else T - 1)], Y[T + 1]
@@ -83,6 +86,8 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
 
 def _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
     x_shape = tuple(x.shape)
+    # NOTE: flags, not tensors: the closure holds no tensor (what it reads comes through saved)
+    need_x, need_b = x.requires_grad, b_ih is not None and (b_ih.requires_grad or b_hh.requires_grad)
     done = [False]     # NOTE: a flag, not a tensor: backward consumes G, so it runs once
 
     def backward(gY, x2, w_ih, w_hh, G, C, Y):
@@ -92,17 +97,26 @@ def _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
                 "second backward (retain_graph=True) or double backward (create_graph=True) is "
                 "not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
         done[0] = True
+        op = "LSTM backward"
         dG, dh0, dc0 = _backward_steps(gY, w_hh, G, C, reverse)
         T, B, H4 = dG.shape
-        dG2 = dG.reshape(T * B, H4)
-        # NOTE: C and the incoming gradient are dead after the steps: results that fit go there,
-        # so backward holds little more than the graph did (the LSTM arena-peak bound).
-        gx = _product(dG2, w_ih, C).reshape(x_shape) if x._rg else None
-        gw_ih = _product(dG2.t(), x2, gY) if w_ih._rg else None
+        dG2 = dG._data(op).reshape(T * B, H4)
+        # NOTE: the incoming gradient gY is dead after the steps and is never a tensor the user
+        # holds (only views of Y leave lstm_sequence, so gY is always the fresh buffer their
+        # backward made, or a sum of such): its memory is the products' gemm scratch. C is dead
+        # too: the input gradient goes there. So backward holds little more than the graph did.
+        spare = _flat_if_free(gY, op)
+        gx = None
+        if need_x:
+            out = _into(C, (T * B, x_shape[-1]), op)
+            _gemm_pieces(dG2, w_ih._data(op), out._data(op), spare, False, G.dtype)
+            gx = out.reshape(x_shape)
         # the state entering each step: Y[0:T] (h0 first), or Y[1:T + 1] when reverse
-        hs = Y[1:T + 1] if reverse else Y[0:T]
-        gw_hh = _product(dG2.t(), hs.reshape(T * B, H4 // 4)) if w_hh._rg else None
-        gb = _sum(dG2, 0) if b_ih is not None and (b_ih._rg or b_hh._rg) else None
+        hs = Y._data(op)[1:T + 1] if reverse else Y._data(op)[0:T]
+        gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
+        gw_hh = _weight_grad(dG2, hs.reshape(T * B, H4 // 4), w_hh, spare) \
+            if w_hh.requires_grad else None
+        gb = _sum(dG.reshape(T * B, H4), 0) if need_b else None
         return gx, dh0, dc0, gw_ih, gw_hh, gb, gb
     record(Y, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
            saved=[x2, w_ih, w_hh, G, C, Y])
@@ -115,36 +129,79 @@ def _backward_steps(gY, w_hh, G, C, reverse):
     H = H4 // 4
     dt = G.dtype
     K = kernels()
-    gYa, Ga, Ca, wa = data(gY, op), data(G, op), data(C, op), data(w_hh, op)
+    gYa, Ga, Ca, wa = gY._data(op), G._data(op), C._data(op), w_hh._data(op)
     dh = gY.new_zeros((B, H))
     dc = empty((B, H), dt)
-    copy_into(gYa[T + 1], dc._a)
+    dha, dca = dh._data(op), dc._data(op)
+    copy_into(gYa[T + 1], dca)
     for t in (range(T) if reverse else range(T - 1, -1, -1)):
         prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gYa[new], dh._a, dc._a)
-        K.rows_matmul(Ga[t], wa, dh._a)
+        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gYa[new], dha, dca)
+        K.rows_matmul(Ga[t], wa, dha, False)
     return G, dh, dc
 
 
-def _product(a, b, spare=None):
-    """a @ b for 2-D tensors, written into the front of ``spare`` (a dead contiguous buffer of
-    this backward) when it fits, else into a new tensor.
+def _flat_if_free(t, op):
+    """``t``'s memory as one flat array to use as scratch, or None if it is not one whole
+    writable block (a broadcast or strided gradient)."""
+    a = t._data(op)
+    return a.reshape(-1) if a.flags.c_contiguous and a.flags.writeable else None
 
-    Small products use ``rows_matmul`` (no scratch; the gemm's packing scratch would be the
-    size of an operand), large ones the gemm (15-20x faster there, its scratch is transient).
-    """
-    shape = (a.shape[0], b.shape[1])
+
+def _into(spare, shape, op):
+    """A tensor of ``shape`` over the front of the dead buffer ``spare`` when it fits, else new."""
     n = shape[0] * shape[1]
-    if spare is not None and spare.numel() >= n and spare._a.flags.c_contiguous \
-            and spare._a.flags.writeable:
-        out = spare.reshape(-1)[:n].reshape(shape)
-    else:
-        out = empty(shape, a.dtype)
+    if spare.numel() >= n and spare._data(op).flags.c_contiguous:
+        return spare.reshape(-1)[:n].reshape(shape)
+    return empty(shape, spare.dtype)
+
+
+def _weight_grad(dG2, inp, w, spare):
+    """dG2^T @ inp, the gradient of weight ``w``: added straight into ``w.grad`` when the engine
+    allows it (then None is returned, so no weight-sized temporary is made), else a new tensor."""
+    buf = grad_buffer(w)
+    out = buf if buf is not None else empty((dG2.shape[1], inp.shape[1]), w.dtype)
+    _gemm_pieces(dG2.T, inp, out._data("LSTM backward"), spare, buf is not None, w.dtype)
+    return None if buf is not None else out
+
+
+def _gemm_pieces(a, b, out, spare, accumulate, dtype):
+    """out = a @ b (``accumulate``: out += a @ b) with little or no scratch.
+
+    Small products use ``rows_matmul`` (no scratch). Large ones are gemms over consecutive
+    pieces of K, each short enough that its packing scratch fits in ``spare`` (a dead flat
+    buffer, or None) or in ``SCRATCH_MIN`` elements, so no product needs an operand-sized
+    scratch. The pieces continue each element's FMA chain in order (``gemm(accumulate=True)``):
+    the bits are those of one gemm over the whole K, whatever the piece size.
+    """
+    M, Kt = a.shape
+    N = b.shape[1]
     K = kernels()
-    A, B = data(a, "LSTM backward"), data(b, "LSTM backward")
-    if n * a.shape[1] <= ROWS_MATMUL_MAX:
-        K.rows_matmul(A, B, out._a)
+    if M * N * Kt <= ROWS_MATMUL_MAX:
+        K.rows_matmul(a, b, out, accumulate)
+        return
+    budget = SCRATCH_MIN if spare is None else max(SCRATCH_MIN, spare.shape[0])
+    piece = _piece(M, N, Kt, budget, K.gemm_scratch)
+    need = K.gemm_scratch(M, N, min(piece, Kt))
+    if spare is not None and spare.shape[0] >= need:
+        scratch = spare[:need]
     else:
-        scratch = empty((K.gemm_scratch(shape[0], shape[1], a.shape[1]),), a.dtype)
-        K.gemm(A, B, out._a, scratch._a)
-    return out
+        keep = empty((need,), dtype)
+        scratch = keep._data("LSTM backward")
+    for k0 in range(0, Kt, piece):
+        k1 = min(Kt, k0 + piece)
+        K.gemm(a[:, k0:k1], b[k0:k1], out, scratch, accumulate or k0 > 0)
+
+
+def _piece(M, N, Kt, budget, scratch_of):
+    """The longest K piece (at least 1) whose gemm scratch fits ``budget`` elements; shapes only."""
+    if scratch_of(M, N, Kt) <= budget:
+        return max(Kt, 1)
+    lo, hi = 1, Kt
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if scratch_of(M, N, mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
