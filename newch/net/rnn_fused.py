@@ -19,7 +19,8 @@ supports double backward and a second backward with ``retain_graph=True``).
 """
 from ..autograd.engine import grad_buffer
 from ..graph import is_grad_enabled, no_grad
-from ..ops.alloc import empty, kernels
+from ..ops.alloc import empty, kernels, view_of
+from ..ops.creation import zeros
 from ..ops.launch import copy_into
 from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
@@ -79,18 +80,24 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
         K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
     copy_into(Ca[0 if reverse else T], Ya[T + 1])
     del rec, scratch, sa, ra
+    out = view_of(Y, Ya[o:o + T])
+    c_n = view_of(Y, Ya[T + 1])
     if needs_grad(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
-    return Y[o:o + T], Y[o + (0 if reverse else T - 1)], Y[T + 1]
+        _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
+    return out, out[0 if reverse else T - 1], c_n
 
 
-def _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
-    x_shape = tuple(x.shape)
-    # NOTE: flags, not tensors: the closure holds no tensor (what it reads comes through saved)
+def _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
+    """Record ``out`` as the node's output and ``c_n`` as a small node feeding it (see the
+    module doc); the closures hold flags and shapes, no tensor."""
+    x_shape, out_shape, dt = tuple(x.shape), tuple(out.shape), out.dtype
     need_x, need_b = x.requires_grad, b_ih is not None and (b_ih.requires_grad or b_hh.requires_grad)
     done = [False]     # NOTE: a flag, not a tensor: backward consumes G, so it runs once
+    # NOTE: the gradient reaching c_n, parked by c_n's node (newer, so it runs first) for the
+    # LSTM node, which takes it out again; it is only ever read.
+    g_cn = [None]
 
-    def backward(gY, x2, w_ih, w_hh, G, C, Y):
+    def backward(g_out, x2, w_ih, w_hh, G, C, Y):
         if done[0] or is_grad_enabled():
             raise RuntimeError(
                 "LSTM backward: the fused LSTM consumes its saved gates during backward, so a "
@@ -98,62 +105,65 @@ def _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
                 "not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
         done[0] = True
         op = "LSTM backward"
-        dG, dh0, dc0 = _backward_steps(gY, w_hh, G, C, reverse)
+        gc, g_cn[0] = g_cn[0], None
+        dG, dh0, dc0 = _backward_steps(g_out, gc, w_hh, G, C, reverse)
         T, B, H4 = dG.shape
         dG2 = dG._data(op).reshape(T * B, H4)
-        # NOTE: the incoming gradient gY is dead after the steps and is never a tensor the user
-        # holds (only views of Y leave lstm_sequence, so gY is always the fresh buffer their
-        # backward made, or a sum of such): its memory is the products' gemm scratch. C is dead
-        # too: the input gradient goes there. So backward holds little more than the graph did.
-        spare = _flat_if_free(gY, op)
-        gx = None
-        if need_x:
-            out = _into(C, (T * B, x_shape[-1]), op)
-            _gemm_pieces(dG2, w_ih._data(op), out._data(op), spare, False, G.dtype)
-            gx = out.reshape(x_shape)
+        # NOTE: C is dead after the steps and belongs to this node: it is the products' gemm
+        # scratch. The incoming gradient is only read (it may be the user's own tensor, passed
+        # through out.backward(g) or an op whose backward hands its gradient on unchanged).
+        spare = C._data(op).reshape(-1)
         # the state entering each step: Y[0:T] (h0 first), or Y[1:T + 1] when reverse
         hs = Y._data(op)[1:T + 1] if reverse else Y._data(op)[0:T]
         gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
         gw_hh = _weight_grad(dG2, hs.reshape(T * B, H4 // 4), w_hh, spare) \
             if w_hh.requires_grad else None
+        gx = None
+        if need_x:
+            gx = empty((T * B, x_shape[-1]), G.dtype)
+            _gemm_pieces(dG2, w_ih._data(op), gx._data(op), spare, False, G.dtype)
+            gx = gx.reshape(x_shape)
         gb = _sum(dG.reshape(T * B, H4), 0) if need_b else None
         return gx, dh0, dc0, gw_ih, gw_hh, gb, gb
-    record(Y, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
+    record(out, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
            saved=[x2, w_ih, w_hh, G, C, Y])
 
+    def cn_backward(g):
+        g_cn[0] = g
+        # NOTE: a broadcast zero (no memory), so the LSTM node runs even when only c_n has a
+        # gradient; added to out's gradient it is a copy, which only this rarer case pays.
+        return (zeros((), dtype=dt).expand(out_shape),)
+    record(c_n, "LstmCellStateBackward0", (out,), cn_backward)
 
-def _backward_steps(gY, w_hh, G, C, reverse):
-    """Walk the steps backwards, turning G into the gate gradients; returns (G, dh0, dc0)."""
+
+def _backward_steps(g_out, g_cn, w_hh, G, C, reverse):
+    """Walk the steps backwards, turning G into the gate gradients; returns (G, dh0, dc0).
+
+    ``g_out`` (T, B, H): the gradient of the outputs (any strides, only read); ``g_cn`` that of
+    the last cell state, or None.
+    """
     op = "LSTM backward"
     T, B, H4 = G.shape
     H = H4 // 4
     dt = G.dtype
     K = kernels()
-    gYa, Ga, Ca, wa = gY._data(op), G._data(op), C._data(op), w_hh._data(op)
-    dh = gY.new_zeros((B, H))
-    dc = empty((B, H), dt)
+    gOa, Ga, Ca, wa = g_out._data(op), G._data(op), C._data(op), w_hh._data(op)
+    dh = zeros((B, H), dtype=dt)
+    dc = empty((B, H), dt) if g_cn is not None else zeros((B, H), dtype=dt)
     dha, dca = dh._data(op), dc._data(op)
-    copy_into(gYa[T + 1], dca)
+    if g_cn is not None:
+        copy_into(g_cn._data(op), dca)
+    # NOTE: a broadcast or strided gradient is copied a step at a time into one contiguous
+    # buffer: the kernel keeps one compiled layout and no (T, B, H) copy is made
+    row = None if gOa.flags.c_contiguous else empty((B, H), dt)
+    ra = None if row is None else row._data(op)
     for t in (range(T) if reverse else range(T - 1, -1, -1)):
         prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gYa[new], dha, dca)
+        if ra is not None:
+            copy_into(gOa[t], ra)
+        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gOa[t] if ra is None else ra, dha, dca)
         K.rows_matmul(Ga[t], wa, dha, False)
     return G, dh, dc
-
-
-def _flat_if_free(t, op):
-    """``t``'s memory as one flat array to use as scratch, or None if it is not one whole
-    writable block (a broadcast or strided gradient)."""
-    a = t._data(op)
-    return a.reshape(-1) if a.flags.c_contiguous and a.flags.writeable else None
-
-
-def _into(spare, shape, op):
-    """A tensor of ``shape`` over the front of the dead buffer ``spare`` when it fits, else new."""
-    n = shape[0] * shape[1]
-    if spare.numel() >= n and spare._data(op).flags.c_contiguous:
-        return spare.reshape(-1)[:n].reshape(shape)
-    return empty(shape, spare.dtype)
 
 
 def _weight_grad(dG2, inp, w, spare):
