@@ -3,16 +3,23 @@
 Forward: the input projection of every time step is one gemm into a gates buffer G (T, B, 4H);
 each step then runs one small gemm (h @ W_hh^T) and ONE kernel (``lstm_cell_forward``) that adds
 it and the biases, activates the four gates in place and writes c and h. The node saves G, the
-cell states C (T + 1, B, H) and its own output; nothing is recorded per step.
+cell states C (T + 1, B, H) and the hidden states Y; nothing is recorded per step.
 
 Backward runs the steps in reverse with ONE kernel each (``lstm_cell_backward``), which
 overwrites step t's saved gates with their gradients: the saved gates are consumed as backward
 goes, so backward needs no buffer of G's size. The weight, bias and input gradients are then
-three gemms and a column sum over all steps at once.
+products and a column sum over all steps at once.
 
-The node's output Y is (T + 2, B, H): the hidden states h0, h_1..h_T (h0 last when reverse)
-then c_n; the layer hands out views of it (out, h_n, c_n), so gradients reaching any of them
-flow into this node, and the states entering the steps are one contiguous block for dW_hh.
+Memory (the sequence issue's bound: a training step's arena peak at most 1.2x what its graph
+holds after the forward). Y is (T + 2, B, H): h0, h_1..h_T (h0 last when reverse), then c_n,
+so the states entering the steps are one contiguous block for dW_hh. The node's output is
+``out``, the (T, B, H) view of Y: its gradient arrives as it is, with no Y-sized copy; h_n is
+a view of ``out``; c_n feeds the node through a small node of its own. Backward only reads the
+incoming gradient (it may be the user's tensor); the weight gradients are added straight into
+``.grad`` when the engine allows it (``autograd.engine.grad_buffer``), so no weight-sized
+temporary exists; the products are gemms over pieces of K whose packing scratch fits in C
+(dead once the steps are done), each piece continuing the FMA chains of the last, so the
+bits are those of one product whatever the piece size.
 
 ``ENABLED = False`` makes the layers use the per-step graph of ``rnn_cells`` instead (which
 supports double backward and a second backward with ``retain_graph=True``).
