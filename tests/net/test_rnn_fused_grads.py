@@ -164,3 +164,25 @@ def test_big_step_matches_torch():
     (tout * torch.tensor(w)).sum().backward()
     for p, q in zip(lstm.parameters(), tl.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=2e-3, atol=2e-3)
+
+
+def _step_grads_on(threads):
+    ctx = newch.Context(seed=0, threads=threads)
+    old = newch.default_context()
+    newch.set_default_context(ctx)
+    try:
+        newch.manual_seed(0)
+        lstm = newch.nn.LSTM(200, 200, num_layers=2)
+        x = newch.randn(35, 20, 200).requires_grad_()
+        out, (h, c) = lstm(x)
+        ((out * out).sum() + c.sum()).backward()
+        return [x.grad.numpy().tobytes()] + [p.grad.numpy().tobytes() for p in lstm.parameters()]
+    finally:
+        newch.set_default_context(old)
+
+
+def test_training_step_gradients_are_the_same_bits_on_1_and_2_threads():
+    # the word LM's sizes: backward's products are gemm pieces that run in parallel
+    if newch.default_context().backend == "ref":
+        pytest.skip("a JIT guarantee: the ref backend's products are numpy's (BLAS) own")
+    assert _step_grads_on(1) == _step_grads_on(2)
