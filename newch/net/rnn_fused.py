@@ -73,17 +73,22 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     K = kernels()
     Ga, Ca, Ya, ba = G._data(op), C._data(op), Y._data(op), bias._data(op)
     whh_t = w_hh._data(op).T
-    scratch = empty((max(K.gemm_scratch(T * B, 4 * H, I), K.gemm_scratch(B, 4 * H, H)),), dt)
+    # NOTE: C is not written yet: its memory is the input projection's gemm scratch. The
+    # recurrent product's scratch is at most C's size too, so the forward's arena peak stays
+    # close to what the graph then holds (the LSTM step bound, see the module doc).
+    _gemm_pieces(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 4 * H), Ca.reshape(-1),
+                 False, dt, small=False)
+    piece = _piece(B, 4 * H, H, max(SCRATCH_MIN, C.numel()), K.gemm_scratch)
+    scratch = empty((K.gemm_scratch(B, 4 * H, piece),), dt)
     rec = empty((B, 4 * H), dt)
     sa, ra = scratch._data(op), rec._data(op)
-    K.gemm(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 4 * H), sa)
     steps = range(T - 1, -1, -1) if reverse else range(T)
     first = steps[0]
     copy_into(c0._data(op), Ca[first + 1 if reverse else 0])
     copy_into(h0._data(op), Ya[T if reverse else 0])
     for t in steps:
         prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.gemm(Ya[prev], whh_t, ra, sa)
+        _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
         K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
     copy_into(Ca[0 if reverse else T], Ya[T + 1])
     del rec, scratch, sa, ra
@@ -182,10 +187,10 @@ def _weight_grad(dG2, inp, w, spare):
     return None if buf is not None else out
 
 
-def _gemm_pieces(a, b, out, spare, accumulate, dtype):
+def _gemm_pieces(a, b, out, spare, accumulate, dtype, small=True):
     """out = a @ b (``accumulate``: out += a @ b) with little or no scratch.
 
-    Small products use ``rows_matmul`` (no scratch). Large ones are gemms over consecutive
+    Small products use ``rows_matmul`` (no scratch) when ``small``. Others are gemms over consecutive
     pieces of K, each short enough that its packing scratch fits in ``spare`` (a dead flat
     buffer, or None) or in ``SCRATCH_MIN`` elements, so no product needs an operand-sized
     scratch. The pieces continue each element's FMA chain in order (``gemm(accumulate=True)``):
@@ -194,18 +199,25 @@ def _gemm_pieces(a, b, out, spare, accumulate, dtype):
     M, Kt = a.shape
     N = b.shape[1]
     K = kernels()
-    if M * N * Kt <= ROWS_MATMUL_MAX:
+    if small and M * N * Kt <= ROWS_MATMUL_MAX:
         K.rows_matmul(a, b, out, accumulate)
         return
     budget = SCRATCH_MIN if spare is None else max(SCRATCH_MIN, spare.shape[0])
     piece = _piece(M, N, Kt, budget, K.gemm_scratch)
-    need = K.gemm_scratch(M, N, min(piece, Kt))
+    need = K.gemm_scratch(M, N, piece)
     if spare is not None and spare.shape[0] >= need:
         scratch = spare[:need]
     else:
         keep = empty((need,), dtype)
         scratch = keep._data("LSTM backward")
-    for k0 in range(0, Kt, piece):
+    _gemm_k_pieces(a, b, out, scratch, piece, accumulate)
+
+
+def _gemm_k_pieces(a, b, out, scratch, piece, accumulate):
+    """out = a @ b (``accumulate``: +=) as gemms over K pieces of ``piece`` (the bits of one)."""
+    K = kernels()
+    Kt = a.shape[1]
+    for k0 in range(0, max(Kt, 1), piece):
         k1 = min(Kt, k0 + piece)
         K.gemm(a[:, k0:k1], b[k0:k1], out, scratch, accumulate or k0 > 0)
 

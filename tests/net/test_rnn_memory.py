@@ -34,13 +34,14 @@ def test_benchmark_sized_lstm_step_peak_is_at_most_1_2x_the_graph(layers, input_
     newch.step_end()
     w = newch.randn(35, 20, 200)
     base = newch.mem_stats()["arena_bytes_in_use"]
+    ctx.reset_peak()
     x = newch.randn(35, 20, 200).requires_grad_(input_grad)
     out, _ = lstm(x)
     loss = (out * w).sum()
     held = newch.mem_stats()["arena_bytes_in_use"] - base
-    ctx.reset_peak()
     loss.backward()
+    # the whole step: the forward's peak (its gemm scratch) counts too
     peak = newch.mem_stats()["arena_peak_bytes"] - base
-    assert peak <= 1.2 * held, f"backward peak {peak} B > 1.2 x the {held} B the graph holds"
+    assert peak <= 1.2 * held, f"step peak {peak} B > 1.2 x the {held} B the graph holds"
     assert all(p.grad.is_persistent for p in lstm.parameters())
     newch.step_end()
