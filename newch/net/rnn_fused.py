@@ -40,8 +40,9 @@ SCRATCH_MIN = 1 << 14   # elements of gemm scratch a product may take when no de
 def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     """Run one LSTM direction over ``x`` (T, B, I) from states h0, c0 (B, H).
 
-    Returns (out (T, B, H), h_n (B, H), c_n (B, H)), views of one tensor recorded as
-    ``LstmBackward0``. ``reverse`` walks the steps from T - 1 down to 0.
+    Returns (out (T, B, H), h_n (B, H), c_n (B, H)): out is recorded as ``LstmBackward0``, h_n is
+    a view of it and c_n feeds it (see the module doc). ``reverse`` walks the steps from T - 1
+    down to 0.
 
     Example:
         >>> import newch
@@ -70,33 +71,36 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     C = empty((T + 1, B, H), dt)
     Y = empty((T + 2, B, H), dt)     # h states (h0 first, or last when reverse), then c_n
     o = 0 if reverse else 1          # Y[o + t] is step t's output
-    K = kernels()
     Ga, Ca, Ya, ba = G._data(op), C._data(op), Y._data(op), bias._data(op)
-    whh_t = w_hh._data(op).T
     # NOTE: C is not written yet: its memory is the input projection's gemm scratch. The
     # recurrent product's scratch is at most C's size too, so the forward's arena peak stays
     # close to what the graph then holds (the LSTM step bound, see the module doc).
     _gemm_pieces(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 4 * H), Ca.reshape(-1),
                  False, dt, small=False)
-    piece = _piece(B, 4 * H, H, max(SCRATCH_MIN, C.numel()), K.gemm_scratch)
-    scratch = empty((K.gemm_scratch(B, 4 * H, piece),), dt)
-    rec = empty((B, 4 * H), dt)
-    sa, ra = scratch._data(op), rec._data(op)
-    steps = range(T - 1, -1, -1) if reverse else range(T)
-    first = steps[0]
-    copy_into(c0._data(op), Ca[first + 1 if reverse else 0])
+    copy_into(c0._data(op), Ca[T if reverse else 0])
     copy_into(h0._data(op), Ya[T if reverse else 0])
-    for t in steps:
-        prev, new = (t + 1, t) if reverse else (t, t + 1)
-        _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
-        K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
-    copy_into(Ca[0 if reverse else T], Ya[T + 1])
-    del rec, scratch, sa, ra
+    _forward_steps(Ga, Ca, Ya, ba, w_hh._data(op).T, reverse, dt, op)
     out = view_of(Y, Ya[o:o + T])
     c_n = view_of(Y, Ya[T + 1])
     if needs_grad(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
     return out, out[0 if reverse else T - 1], c_n
+
+
+def _forward_steps(Ga, Ca, Ya, ba, whh_t, reverse, dt, op):
+    """The recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at most
+    C's size) and one ``lstm_cell_forward``; then c_n is copied after the h states in Y."""
+    T, B, H = Ca.shape[0] - 1, Ca.shape[1], Ca.shape[2]
+    K = kernels()
+    piece = _piece(B, 4 * H, H, max(SCRATCH_MIN, Ca.size), K.gemm_scratch)
+    scratch = empty((K.gemm_scratch(B, 4 * H, piece),), dt)
+    rec = empty((B, 4 * H), dt)
+    sa, ra = scratch._data(op), rec._data(op)
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        prev, new = (t + 1, t) if reverse else (t, t + 1)
+        _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
+        K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
+    copy_into(Ca[0 if reverse else T], Ya[T + 1])
 
 
 def _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
