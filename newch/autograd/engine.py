@@ -6,12 +6,13 @@ every tensor it saved) is dropped too. That is what keeps backward's memory
 close to the forward's live set instead of "all activations plus all grads".
 """
 import heapq
+import threading
 
 from ..context import default_context
 from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor
 from ..graph import Accumulate, Node, set_grad_enabled
-from ..ops.creation import ones_like
+from ..ops.creation import ones_like, zeros_like
 from ..ops.record import edge
 
 
@@ -145,11 +146,55 @@ def run_backward(roots, retain_graph, create_graph, capture=None):
     """
     edges = [(_edge_of(t), g) for t, g in roots]
     walk = _Walk(_dependencies([e for e, _ in edges]), retain_graph, create_graph, capture)
-    with set_grad_enabled(create_graph):
-        for e, g in edges:
-            walk.send(e, g, consumed=False)
-        del edges, roots
-        walk.run()
+    outer = getattr(_running, "walk", None)
+    _running.walk = walk
+    try:
+        with set_grad_enabled(create_graph):
+            for e, g in edges:
+                walk.send(e, g, consumed=False)
+            del edges, roots
+            walk.run()
+    finally:
+        _running.walk = outer
+
+
+_running = threading.local()     # the walk running on this thread (``grad_buffer`` asks it)
+
+
+def grad_buffer(t):
+    """``t.grad``, for a fused backward to add ``t``'s gradient into in place, or None.
+
+    A backward that would hand the engine a gradient as big as a weight (only to be added into
+    ``.grad`` and dropped) may write it there directly and return None for ``t`` instead, which
+    keeps that temporary out of the arena. None (send the gradient as usual) unless a plain
+    ``backward()`` is running on this thread (not ``autograd.grad`` nor ``create_graph``) and ``t``
+    is a leaf that requires grad whose ``.grad`` is absent or a writable, contiguous tensor of its
+    dtype outside any graph; an absent ``.grad`` is created as zeros (persistent for a persistent
+    ``t``, as ``.grad`` would be).
+
+    Example:
+        >>> w = newch.ones(2, 3, requires_grad=True)
+        >>> grad_buffer(w) is None        # no backward running
+        True
+    """
+    walk = getattr(_running, "walk", None)
+    if walk is None or walk.capture is not None or walk.create_graph:
+        return None
+    if not isinstance(t, Tensor) or not t._rg or t._node is not None:
+        return None
+    g = t._grad
+    if g is None or not g.is_alive:
+        if t.is_persistent:
+            with default_context().persistent():
+                t._grad = zeros_like(t)
+        else:
+            t._grad = zeros_like(t)
+        return t._grad
+    a = g._a
+    if g._rg or a.dtype != t._a.dtype or a.shape != t._a.shape or not a.flags.c_contiguous \
+            or not a.flags.writeable:
+        return None
+    return g
 
 
 def _accumulate_grad(t, g, create_graph):

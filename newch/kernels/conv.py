@@ -164,7 +164,7 @@ def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
     _pack_b(b, scratch, 0, b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, t0, ntask)
+    _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, False, t0, ntask)
 
 
 @helper

@@ -309,7 +309,7 @@ def _pack_b(b, scratch, t0, t1):
 # ---------------------------------------------------------------- compute
 
 @kernel
-def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, t0, t1):
+def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, acc, t0, t1):
     """Compute tasks t0..t1-1 of ntask over out (B, M, N); a task function (see ``tasks``).
 
     Task t owns tiles t*ntile//ntask .. (t+1)*ntile//ntask - 1 (batch, row block,
@@ -318,7 +318,8 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, t
     K is walked in KC blocks, each over all the task's tiles (neighbour tiles share
     A rows, which are then still in cache). A micro-panels are read in place when
     ``a_direct`` and whole, else packed into the workspace (after its MR x nr buffer
-    for micro-tiles crossing the edge).
+    for micro-tiles crossing the edge). ``acc``: the first K block starts from out's values
+    instead of zeros (out += a @ b, each chain continued from out).
     """
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
@@ -355,13 +356,14 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, t
                         ro = (i * M + r0) * N + q * nr
                         rows, cols = min(MR, M - r0), min(nr, N - q * nr)
                         full = rows == MR and cols == nr
-                        for ii in range(0 if full or pc == 0 else rows):
+                        first = pc == 0 and not acc
+                        for ii in range(0 if full or first else rows):
                             for jj in range(cols):
                                 scratch[ws + ii * nr + jj] = outf[ro + ii * N + jj]
                         # NOTE: one call site (C or the edge buffer) keeps one inlined micro-kernel.
                         dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
                         _microkernel(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
-                                     dst, co, ldc, pc == 0)
+                                     dst, co, ldc, first)
                         for ii in range(0 if full else rows):
                             for jj in range(cols):
                                 outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
@@ -439,7 +441,8 @@ def _kernels(dtype, parallel):
     if fns is None:
         src, c3, c1 = _types(dtype)
         argtypes = ((src, c1),
-                    (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64, _I64, _I64),
+                    (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64, _I64, _I64,
+                     types.boolean),
                     (src, src, c3))
         fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
                                   for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
@@ -463,12 +466,15 @@ class _Lazy:
             self.run(*args, 0, n)
 
 
-def bgemm(a, b, out, scratch):
+def bgemm(a, b, out, scratch, accumulate=False):
     """out[i] = a[i] @ b[i] for every batch i.
 
     a (B, M, K), b (B, K, N): float32 or float64, any strides (stride 0 on the
     batch axis broadcasts); out (B, M, N) C-contiguous, overwritten; scratch
     1-D contiguous with ``bgemm_scratch(B, M, N, K)`` elements. One dtype.
+    ``accumulate=True``: out += a @ b, each element's FMA chain continued from
+    out's value, so products over consecutive K ranges accumulated in order give
+    the bits of one product over the whole K (into zeros).
     """
     # NOTE: these checks guard the entry point, which trusts argument types blindly.
     dt = out.dtype
@@ -483,7 +489,8 @@ def bgemm(a, b, out, scratch):
     if B == 0 or M == 0 or N == 0:
         return
     if K == 0:
-        out.fill(0)
+        if not accumulate:
+            out.fill(0)
         return
     if N == 1 and M > 1:
         # NOTE: a matrix-vector product would pad the one column of B to NR;
@@ -491,7 +498,7 @@ def bgemm(a, b, out, scratch):
         # chains (fma(x, y, c) == fma(y, x, c)), with B panels no bigger than a.
         a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
         M, N = 1, M
-    if M == 1:
+    if M == 1 and not accumulate:
         # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
         # above): every b element is used once, so packing it would cost as much as the
         # product; ``_vecmat`` reads b in place.
@@ -512,14 +519,15 @@ def bgemm(a, b, out, scratch):
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     size = dt.itemsize
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    compute(ntask, a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize)
+    compute(ntask, a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize,
+            bool(accumulate))
 
 
-def gemm(a, b, out, scratch):
-    """out[:] = a @ b.
+def gemm(a, b, out, scratch, accumulate=False):
+    """out[:] = a @ b (``accumulate=True``: out += a @ b, see ``bgemm``).
 
     a (M, K), b (K, N): float32 or float64, any strides; out (M, N) C-contiguous,
     overwritten; scratch 1-D contiguous with ``gemm_scratch(M, N, K)`` elements.
     All arrays share one dtype.
     """
-    bgemm(a[None], b[None], out[None], scratch)
+    bgemm(a[None], b[None], out[None], scratch, accumulate)

@@ -6,8 +6,8 @@ once, h @ W_hh^T per step); these kernels do everything else of a step in one pa
 - ``lstm_cell_forward``: add the recurrent product, apply sigmoid/tanh to the four gates
   (PyTorch's order: input, forget, cell, output), write c' = f*c + i*g and h' = o*tanh(c'),
   and leave the activated gates in place for backward.
-- ``rows_matmul``: out = a @ b with no scratch, for backward's products (a gemm's packing
-  scratch would be the size of an operand and raise backward's arena peak).
+- ``rows_matmul``: out = a @ b (or out += a @ b) with no scratch, for backward's small products
+  (a gemm's packing scratch would be the size of an operand and raise backward's arena peak).
 - ``lstm_cell_backward``: from dh' and dc', overwrite the activated gates with the gradients of
   the gate pre-activations and write dc for the previous step.
 
@@ -114,12 +114,13 @@ def lstm_cell_backward(gates, c_prev, c, dh_out, dh_rec, dc):
 
 
 @helper
-def _rows(a, b, out, r0, r1):
+def _rows(a, b, out, r0, r1, accumulate):
     K = a.shape[1]
     N = b.shape[1]
-    for r in range(r0, r1):
-        for n in range(N):
-            out[r, n] = 0.0
+    if not accumulate:
+        for r in range(r0, r1):
+            for n in range(N):
+                out[r, n] = 0.0
     # NOTE: k outermost: each b row is read once per block of rows and stays in L1 while
     # it updates them (a row at a time, it streamed all of b per output row).
     for k in range(K):
@@ -131,12 +132,13 @@ def _rows(a, b, out, r0, r1):
 
 
 @kernel(parallel=True)
-def rows_matmul(a, b, out):
-    """out = a @ b, each output row summed over k in order (no scratch, any strides).
+def rows_matmul(a, b, out, accumulate):
+    """out = a @ b, each output row summed over k in order (no scratch, any strides);
+    ``accumulate``: out += a @ b, the sums starting from out's values.
 
     a: (M, K), b: (K, N), out: (M, N), one float dtype. Rows are dealt in blocks of
     ``ROW_BLOCK``, one ``prange`` iteration each; the sums never depend on the split.
-    Example: ``rows_matmul(dG.T, x, dW)`` is a weight gradient.
+    Example: ``rows_matmul(dG.T, x, dW, True)`` adds a weight gradient into dW.
     """
     M, K = a.shape
     N = b.shape[1]
@@ -144,9 +146,9 @@ def rows_matmul(a, b, out):
         raise ValueError("rows_matmul: shapes do not match")
     if M * K * N <= MATMUL_SERIAL:
         for r0 in range(0, M, ROW_BLOCK):
-            _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M))
+            _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M), accumulate)
         return
     nblk = (M + ROW_BLOCK - 1) // ROW_BLOCK
     for i in prange(nblk):
         r0 = i * ROW_BLOCK
-        _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M))
+        _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M), accumulate)

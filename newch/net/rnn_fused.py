@@ -3,35 +3,46 @@
 Forward: the input projection of every time step is one gemm into a gates buffer G (T, B, 4H);
 each step then runs one small gemm (h @ W_hh^T) and ONE kernel (``lstm_cell_forward``) that adds
 it and the biases, activates the four gates in place and writes c and h. The node saves G, the
-cell states C (T + 1, B, H) and its own output; nothing is recorded per step.
+cell states C (T + 1, B, H) and the hidden states Y; nothing is recorded per step.
 
 Backward runs the steps in reverse with ONE kernel each (``lstm_cell_backward``), which
 overwrites step t's saved gates with their gradients: the saved gates are consumed as backward
 goes, so backward needs no buffer of G's size. The weight, bias and input gradients are then
-three gemms and a column sum over all steps at once.
+products and a column sum over all steps at once.
 
-The node's output Y is (T + 2, B, H): the hidden states h0, h_1..h_T (h0 last when reverse)
-then c_n; the layer hands out views of it (out, h_n, c_n), so gradients reaching any of them
-flow into this node, and the states entering the steps are one contiguous block for dW_hh.
+Memory (the sequence issue's bound: a training step's arena peak at most 1.2x what its graph
+holds after the forward). Y is (T + 2, B, H): h0, h_1..h_T (h0 last when reverse), then c_n,
+so the states entering the steps are one contiguous block for dW_hh. The node's output is
+``out``, the (T, B, H) view of Y: its gradient arrives as it is, with no Y-sized copy; h_n is
+a view of ``out``; c_n feeds the node through a small node of its own. Backward only reads the
+incoming gradient (it may be the user's tensor); the weight gradients are added straight into
+``.grad`` when the engine allows it (``autograd.engine.grad_buffer``), so no weight-sized
+temporary exists; the products are gemms over pieces of K whose packing scratch fits in C
+(dead once the steps are done), each piece continuing the FMA chains of the last, so the
+bits are those of one product whatever the piece size.
 
 ``ENABLED = False`` makes the layers use the per-step graph of ``rnn_cells`` instead (which
 supports double backward and a second backward with ``retain_graph=True``).
 """
+from ..autograd.engine import grad_buffer
 from ..graph import is_grad_enabled, no_grad
-from ..ops.alloc import data, empty, kernels
+from ..ops.alloc import empty, kernels, view_of
+from ..ops.creation import zeros
 from ..ops.launch import copy_into
 from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
 
 ENABLED = True
 ROWS_MATMUL_MAX = 1 << 22   # multiply-adds up to which backward's products skip the gemm
+SCRATCH_MIN = 1 << 14   # elements of gemm scratch a product may take when no dead buffer is bigger
 
 
 def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     """Run one LSTM direction over ``x`` (T, B, I) from states h0, c0 (B, H).
 
-    Returns (out (T, B, H), h_n (B, H), c_n (B, H)), views of one tensor recorded as
-    ``LstmBackward0``. ``reverse`` walks the steps from T - 1 down to 0.
+    Returns (out (T, B, H), h_n (B, H), c_n (B, H)): out is recorded as ``LstmBackward0``, h_n is
+    a view of it and c_n feeds it (see the module doc). ``reverse`` walks the steps from T - 1
+    down to 0.
 
     Example:
         >>> import newch
@@ -60,91 +71,170 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     C = empty((T + 1, B, H), dt)
     Y = empty((T + 2, B, H), dt)     # h states (h0 first, or last when reverse), then c_n
     o = 0 if reverse else 1          # Y[o + t] is step t's output
-    K = kernels()
-    Ga, Ca, Ya, ba = G._a, C._a, Y._a, data(bias, op)
-    whh_t = data(w_hh, op).T
-    scratch = empty((max(K.gemm_scratch(T * B, 4 * H, I), K.gemm_scratch(B, 4 * H, H)),), dt)
-    K.gemm(data(x2, op), data(w_ih, op).T, Ga.reshape(T * B, 4 * H), scratch._a)
-    rec = empty((B, 4 * H), dt)
-    steps = range(T - 1, -1, -1) if reverse else range(T)
-    first = steps[0]
-    copy_into(data(c0, op), Ca[first + 1 if reverse else 0])
-    copy_into(data(h0, op), Ya[T if reverse else 0])
-    for t in steps:
-        prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.gemm(Ya[prev], whh_t, rec._a, scratch._a)
-        K.lstm_cell_forward(Ga[t], rec._a, ba, Ca[prev], Ca[new], Ya[new])
-    copy_into(Ca[0 if reverse else T], Ya[T + 1])
-    del rec, scratch
+    Ga, Ca, Ya, ba = G._data(op), C._data(op), Y._data(op), bias._data(op)
+    # NOTE: C is not written yet: its memory is the input projection's gemm scratch. The
+    # recurrent product's scratch is at most C's size too, so the forward's arena peak stays
+    # close to what the graph then holds (the LSTM step bound, see the module doc).
+    _gemm_pieces(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 4 * H), Ca.reshape(-1),
+                 False, dt, small=False)
+    copy_into(c0._data(op), Ca[T if reverse else 0])
+    copy_into(h0._data(op), Ya[T if reverse else 0])
+    _forward_steps(Ga, Ca, Ya, ba, w_hh._data(op).T, reverse, dt, op)
+    out = view_of(Y, Ya[o:o + T])
+    c_n = view_of(Y, Ya[T + 1])
     if needs_grad(x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
-    return Y[o:o + T], Y[o + (0 if reverse else T - 1)], Y[T + 1]
+        _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse)
+    return out, out[0 if reverse else T - 1], c_n
 
 
-def _record(Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
-    x_shape = tuple(x.shape)
+def _forward_steps(Ga, Ca, Ya, ba, whh_t, reverse, dt, op):
+    """The recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at most
+    C's size) and one ``lstm_cell_forward``; then c_n is copied after the h states in Y."""
+    T, B, H = Ca.shape[0] - 1, Ca.shape[1], Ca.shape[2]
+    K = kernels()
+    piece = _piece(B, 4 * H, H, max(SCRATCH_MIN, Ca.size), K.gemm_scratch)
+    scratch = empty((K.gemm_scratch(B, 4 * H, piece),), dt)
+    rec = empty((B, 4 * H), dt)
+    sa, ra = scratch._data(op), rec._data(op)
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        prev, new = (t + 1, t) if reverse else (t, t + 1)
+        _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
+        K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
+    copy_into(Ca[0 if reverse else T], Ya[T + 1])
+
+
+def _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
+    """Record ``out`` as the node's output and ``c_n`` as a small node feeding it (see the
+    module doc); the closures hold flags and shapes, no tensor."""
+    x_shape, out_shape, dt = tuple(x.shape), tuple(out.shape), out.dtype
+    need_x, need_b = x.requires_grad, b_ih is not None and (b_ih.requires_grad or b_hh.requires_grad)
     done = [False]     # NOTE: a flag, not a tensor: backward consumes G, so it runs once
+    # NOTE: the gradient reaching c_n, parked by c_n's node (newer, so it runs first) for the
+    # LSTM node, which takes it out again; it is only ever read.
+    g_cn = [None]
 
-    def backward(gY, x2, w_ih, w_hh, G, C, Y):
+    def backward(g_out, x2, w_ih, w_hh, G, C, Y):
         if done[0] or is_grad_enabled():
             raise RuntimeError(
                 "LSTM backward: the fused LSTM consumes its saved gates during backward, so a "
                 "second backward (retain_graph=True) or double backward (create_graph=True) is "
                 "not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
         done[0] = True
-        dG, dh0, dc0 = _backward_steps(gY, w_hh, G, C, reverse)
+        op = "LSTM backward"
+        gc, g_cn[0] = g_cn[0], None
+        dG, dh0, dc0 = _backward_steps(g_out, gc, w_hh, G, C, reverse)
         T, B, H4 = dG.shape
-        dG2 = dG.reshape(T * B, H4)
-        # NOTE: C and the incoming gradient are dead after the steps: results that fit go there,
-        # so backward holds little more than the graph did (the LSTM arena-peak bound).
-        gx = _product(dG2, w_ih, C).reshape(x_shape) if x._rg else None
-        gw_ih = _product(dG2.t(), x2, gY) if w_ih._rg else None
+        dG2 = dG._data(op).reshape(T * B, H4)
+        # NOTE: C is dead after the steps and belongs to this node: it is the products' gemm
+        # scratch. The incoming gradient is only read (it may be the user's own tensor, passed
+        # through out.backward(g) or an op whose backward hands its gradient on unchanged).
+        spare = C._data(op).reshape(-1)
         # the state entering each step: Y[0:T] (h0 first), or Y[1:T + 1] when reverse
-        hs = Y[1:T + 1] if reverse else Y[0:T]
-        gw_hh = _product(dG2.t(), hs.reshape(T * B, H4 // 4)) if w_hh._rg else None
-        gb = _sum(dG2, 0) if b_ih is not None and (b_ih._rg or b_hh._rg) else None
+        hs = Y._data(op)[1:T + 1] if reverse else Y._data(op)[0:T]
+        gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
+        gw_hh = _weight_grad(dG2, hs.reshape(T * B, H4 // 4), w_hh, spare) \
+            if w_hh.requires_grad else None
+        gx = None
+        if need_x:
+            gx = empty((T * B, x_shape[-1]), G.dtype)
+            _gemm_pieces(dG2, w_ih._data(op), gx._data(op), spare, False, G.dtype)
+            gx = gx.reshape(x_shape)
+        gb = _sum(dG.reshape(T * B, H4), 0) if need_b else None
         return gx, dh0, dc0, gw_ih, gw_hh, gb, gb
-    record(Y, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
+    record(out, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
            saved=[x2, w_ih, w_hh, G, C, Y])
 
+    def cn_backward(g):
+        g_cn[0] = g
+        # NOTE: a broadcast zero (no memory), so the LSTM node runs even when only c_n has a
+        # gradient; added to out's gradient it is a copy, which only this rarer case pays.
+        return (zeros((), dtype=dt).expand(out_shape),)
+    record(c_n, "LstmCellStateBackward0", (out,), cn_backward)
 
-def _backward_steps(gY, w_hh, G, C, reverse):
-    """Walk the steps backwards, turning G into the gate gradients; returns (G, dh0, dc0)."""
+
+def _backward_steps(g_out, g_cn, w_hh, G, C, reverse):
+    """Walk the steps backwards, turning G into the gate gradients; returns (G, dh0, dc0).
+
+    ``g_out`` (T, B, H): the gradient of the outputs (any strides, only read); ``g_cn`` that of
+    the last cell state, or None.
+    """
     op = "LSTM backward"
     T, B, H4 = G.shape
     H = H4 // 4
     dt = G.dtype
     K = kernels()
-    gYa, Ga, Ca, wa = data(gY, op), data(G, op), data(C, op), data(w_hh, op)
-    dh = gY.new_zeros((B, H))
-    dc = empty((B, H), dt)
-    copy_into(gYa[T + 1], dc._a)
+    gOa, Ga, Ca, wa = g_out._data(op), G._data(op), C._data(op), w_hh._data(op)
+    dh = zeros((B, H), dtype=dt)
+    dc = empty((B, H), dt) if g_cn is not None else zeros((B, H), dtype=dt)
+    dha, dca = dh._data(op), dc._data(op)
+    if g_cn is not None:
+        copy_into(g_cn._data(op), dca)
+    # NOTE: a broadcast or strided gradient is copied a step at a time into one contiguous
+    # buffer: the kernel keeps one compiled layout and no (T, B, H) copy is made
+    row = None if gOa.flags.c_contiguous else empty((B, H), dt)
+    ra = None if row is None else row._data(op)
     for t in (range(T) if reverse else range(T - 1, -1, -1)):
         prev, new = (t + 1, t) if reverse else (t, t + 1)
-        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gYa[new], dh._a, dc._a)
-        K.rows_matmul(Ga[t], wa, dh._a)
+        if ra is not None:
+            copy_into(gOa[t], ra)
+        K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gOa[t] if ra is None else ra, dha, dca)
+        K.rows_matmul(Ga[t], wa, dha, False)
     return G, dh, dc
 
 
-def _product(a, b, spare=None):
-    """a @ b for 2-D tensors, written into the front of ``spare`` (a dead contiguous buffer of
-    this backward) when it fits, else into a new tensor.
+def _weight_grad(dG2, inp, w, spare):
+    """dG2^T @ inp, the gradient of weight ``w``: added straight into ``w.grad`` when the engine
+    allows it (then None is returned, so no weight-sized temporary is made), else a new tensor."""
+    buf = grad_buffer(w)
+    out = buf if buf is not None else empty((dG2.shape[1], inp.shape[1]), w.dtype)
+    _gemm_pieces(dG2.T, inp, out._data("LSTM backward"), spare, buf is not None, w.dtype)
+    return None if buf is not None else out
 
-    Small products use ``rows_matmul`` (no scratch; the gemm's packing scratch would be the
-    size of an operand), large ones the gemm (15-20x faster there, its scratch is transient).
+
+def _gemm_pieces(a, b, out, spare, accumulate, dtype, small=True):
+    """out = a @ b (``accumulate``: out += a @ b) with little or no scratch.
+
+    Small products use ``rows_matmul`` (no scratch) when ``small``. Others are gemms over consecutive
+    pieces of K, each short enough that its packing scratch fits in ``spare`` (a dead flat
+    buffer, or None) or in ``SCRATCH_MIN`` elements, so no product needs an operand-sized
+    scratch. The pieces continue each element's FMA chain in order (``gemm(accumulate=True)``):
+    the bits are those of one gemm over the whole K, whatever the piece size.
     """
-    shape = (a.shape[0], b.shape[1])
-    n = shape[0] * shape[1]
-    if spare is not None and spare.numel() >= n and spare._a.flags.c_contiguous \
-            and spare._a.flags.writeable:
-        out = spare.reshape(-1)[:n].reshape(shape)
-    else:
-        out = empty(shape, a.dtype)
+    M, Kt = a.shape
+    N = b.shape[1]
     K = kernels()
-    A, B = data(a, "LSTM backward"), data(b, "LSTM backward")
-    if n * a.shape[1] <= ROWS_MATMUL_MAX:
-        K.rows_matmul(A, B, out._a)
+    if small and M * N * Kt <= ROWS_MATMUL_MAX:
+        K.rows_matmul(a, b, out, accumulate)
+        return
+    budget = SCRATCH_MIN if spare is None else max(SCRATCH_MIN, spare.shape[0])
+    piece = _piece(M, N, Kt, budget, K.gemm_scratch)
+    need = K.gemm_scratch(M, N, piece)
+    if spare is not None and spare.shape[0] >= need:
+        scratch = spare[:need]
     else:
-        scratch = empty((K.gemm_scratch(shape[0], shape[1], a.shape[1]),), a.dtype)
-        K.gemm(A, B, out._a, scratch._a)
-    return out
+        keep = empty((need,), dtype)
+        scratch = keep._data("LSTM backward")
+    _gemm_k_pieces(a, b, out, scratch, piece, accumulate)
+
+
+def _gemm_k_pieces(a, b, out, scratch, piece, accumulate):
+    """out = a @ b (``accumulate``: +=) as gemms over K pieces of ``piece`` (the bits of one)."""
+    K = kernels()
+    Kt = a.shape[1]
+    for k0 in range(0, max(Kt, 1), piece):
+        k1 = min(Kt, k0 + piece)
+        K.gemm(a[:, k0:k1], b[k0:k1], out, scratch, accumulate or k0 > 0)
+
+
+def _piece(M, N, Kt, budget, scratch_of):
+    """The longest K piece (at least 1) whose gemm scratch fits ``budget`` elements; shapes only."""
+    if scratch_of(M, N, Kt) <= budget:
+        return max(Kt, 1)
+    lo, hi = 1, Kt
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if scratch_of(M, N, mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -64,12 +64,20 @@ def test_rows_matmul_matches_numpy_with_any_strides(mkn, dtype):
     a = RNG.standard_normal((k, m)).astype(dtype).T          # a transposed view
     b = RNG.standard_normal((k, n)).astype(dtype)
     out = np.full((m, n), np.nan, dtype)
-    jr.rows_matmul(a, b, out)
+    jr.rows_matmul(a, b, out, False)
     tol = 1e-4 if dtype == np.float32 else 1e-11
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=tol, atol=tol)
     out2 = np.empty_like(out)
-    rr.rows_matmul(a, b, out2)
+    rr.rows_matmul(a, b, out2, False)
     np.testing.assert_allclose(out, out2, rtol=tol, atol=tol)
+    # accumulate: the sums continue from what out held
+    start = RNG.standard_normal((m, n)).astype(dtype)
+    acc, acc2 = start.copy(), start.copy()
+    jr.rows_matmul(a, b, acc, True)
+    rr.rows_matmul(a, b, acc2, True)
+    want = start.astype(np.float64) + a.astype(np.float64) @ b
+    np.testing.assert_allclose(acc, want, rtol=tol, atol=tol * 4)
+    np.testing.assert_allclose(acc2, want, rtol=tol, atol=tol * 4)
 
 
 def test_bad_shapes_raise():
@@ -77,7 +85,7 @@ def test_bad_shapes_raise():
     with pytest.raises(ValueError, match="lstm_cell_forward"):
         jr.lstm_cell_forward(gx, rec, bias[:-1], c0, c0.copy(), c0.copy())
     with pytest.raises(ValueError, match="rows_matmul"):
-        jr.rows_matmul(np.ones((2, 3)), np.ones((4, 2)), np.empty((2, 2)))
+        jr.rows_matmul(np.ones((2, 3)), np.ones((4, 2)), np.empty((2, 2)), False)
 
 
 def test_bit_identical_on_1_and_2_threads():
@@ -87,7 +95,10 @@ def test_bit_identical_on_1_and_2_threads():
 
     def det_outputs():
         out = np.empty((700, 90), np.float32)
-        jr.rows_matmul(a.T, b, out)
+        jr.rows_matmul(a.T, b, out, False)
+        acc = np.ones((700, 90), np.float32)
+        jr.rows_matmul(a.T, b, acc, True)
+        out = np.concatenate([out, acc])
         return [x.tobytes() for x in _run(jr, *args)] + [out.tobytes()]
     one, two = outputs_on_1_and_2_threads(det_outputs)
     assert one == two

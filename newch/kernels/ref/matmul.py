@@ -14,9 +14,9 @@ def gemm_scratch(M, N, K):
     return 0
 
 
-def gemm(a, b, out, scratch):
-    """out[:] = a @ b. a (M, K), b (K, N) any strides; out (M, N) C-contiguous; scratch ignored."""
-    np.matmul(a, b, out=out)
+def gemm(a, b, out, scratch, accumulate=False):
+    """out[:] = a @ b (or +=). a (M, K), b (K, N) any strides; out (M, N) C-contiguous; scratch ignored."""
+    bgemm(a[None], b[None], out[None], scratch, accumulate)
 
 
 def bgemm_scratch(B, M, N, K):
@@ -24,6 +24,10 @@ def bgemm_scratch(B, M, N, K):
     return 0
 
 
-def bgemm(a, b, out, scratch):
-    """out[i] = a[i] @ b[i]. a (B, M, K), b (B, K, N) any strides; out (B, M, N); scratch ignored."""
-    np.matmul(a, b, out=out)
+def bgemm(a, b, out, scratch, accumulate=False):
+    """out[i] = a[i] @ b[i] (``accumulate``: +=). a (B, M, K), b (B, K, N) any strides; out (B, M, N);
+    scratch ignored."""
+    if accumulate:
+        out += np.matmul(a, b)
+    else:
+        np.matmul(a, b, out=out)

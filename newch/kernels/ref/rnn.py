@@ -41,8 +41,11 @@ def lstm_cell_backward(gates, c_prev, c, dh_out, dh_rec, dc):
     dc[...] = dct * f
 
 
-def rows_matmul(a, b, out):
-    """out = a @ b; see kernels.rnn."""
+def rows_matmul(a, b, out, accumulate):
+    """out = a @ b (``accumulate``: out += a @ b); see kernels.rnn."""
     if b.shape[0] != a.shape[1] or out.shape != (a.shape[0], b.shape[1]):
         raise ValueError("rows_matmul: shapes do not match")
-    np.matmul(a, b, out=out)
+    if accumulate:
+        out += np.matmul(a, b)
+    else:
+        np.matmul(a, b, out=out)
