@@ -7,7 +7,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from .finite_diff import fd_check, to_np
 
 RNG = np.random.default_rng(5)
 LOGITS = RNG.standard_normal((6, 4)) * 2
