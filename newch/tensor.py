@@ -280,6 +280,26 @@ class Tensor:
             raise UPPER.stale(self, op)
         return self._a
 
+    # NOTE: the internal API of code above ops/ (net/, optim/, autograd/, serialization/, train/,
+    # data/): with _data above and the public properties (grad, grad_fn, is_leaf, requires_grad,
+    # is_alive, is_persistent), these are all it touches of a Tensor; only tensor.py and ops/ read
+    # the slots. tests/structure/test_private_slots.py holds the line.
+    def _bump_version(self):
+        """Record an in-place write made through ``_data`` (saved tensors of the old values then
+        fail backward); for optim/ and net/ code that updates a tensor's memory itself."""
+        self._s.version += 1
+
+    @property
+    def _storage(self):
+        """The Storage holding this tensor's bytes, shared with its views; for serialization/,
+        which writes shared memory once."""
+        return self._s
+
+    def _alias(self, cls=None):
+        """A new leaf tensor (of class ``cls``, default Tensor) over this tensor's memory, cut from
+        the graph; for net/parameter.py. Reads nothing, so checks nothing."""
+        return Tensor._make(self._a, self._s, cls=cls)
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
         a = self._data("item")

@@ -27,7 +27,7 @@ def _roots(op, tensors, grads):
     for t, g in zip(tensors, grads):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
-        if not t._rg:
+        if not t.requires_grad:
             raise RuntimeError(f"{op}: element of the tensors does not require grad and does not "
                                f"have a grad_fn")
         t._data(op)
@@ -133,7 +133,7 @@ class _Walk:
             if nxt is not None:
                 # NOTE: as PyTorch, a gradient takes the dtype of the tensor it flows into
                 # (a float64 grad reaching a float32 matmul result is cast down)
-                if gi is not None and dt is not None and gi._a.dtype != dt:
+                if gi is not None and dt is not None and gi.dtype.np != dt:
                     gi = gi.to(from_numpy_dtype(dt))
                 self.send(nxt, gi)
 
@@ -201,21 +201,22 @@ def _accumulate_grad(t, g, create_graph):
     """Add ``g`` into ``t.grad``; a persistent tensor's grad is persistent too."""
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
-    if t._grad is None or not t._grad.is_alive:
+    old = t.grad
+    if old is None or not old.is_alive:
         if create_graph and g.requires_grad:
-            t._grad = g
+            t.grad = g
         elif t.is_persistent:
             with default_context().persistent():
-                t._grad = g.clone()
+                t.grad = g.clone()
         else:
-            t._grad = g.clone()
-    elif create_graph or t._grad.requires_grad:
+            t.grad = g.clone()
+    elif create_graph or old.requires_grad:
         # NOTE: a grad kept from create_graph=True is part of a graph (and may be a
         # read-only broadcast view): never write into it.
         if t.is_persistent and not create_graph:
             with default_context().persistent():
-                t._grad = t._grad + g
+                t.grad = old + g
         else:
-            t._grad = t._grad + g
+            t.grad = old + g
     else:
-        t._grad.add_(g)
+        old.add_(g)

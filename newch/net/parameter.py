@@ -7,7 +7,7 @@ a persistent tensor is shared as is (no copy).
 
 from .. import dtypes as D
 from ..ops.alloc import data as _alive, empty as _empty, persistent_copy_of
-from ..tensor import Tensor, _rebind
+from ..tensor import Tensor
 
 
 def persistent_copy(t, op):
@@ -18,9 +18,9 @@ def persistent_copy(t, op):
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
-    a = _alive(t, op)
+    _alive(t, op)
     if t.is_persistent:
-        return Tensor._make(a, t._s)
+        return t._alias()
     return copy_to_persistent(t)
 
 
@@ -54,7 +54,7 @@ class Parameter(Tensor):
         if data is None:
             data = empty_persistent((0,))
         src = persistent_copy(data, "Parameter")
-        p = Tensor._make(src._a, src._s, cls=cls)
+        p = src._alias(cls)
         if requires_grad:
             p.requires_grad_(True)
         return p
@@ -65,13 +65,12 @@ class Parameter(Tensor):
     @property
     def data(self):
         """A plain Tensor sharing this parameter's memory, cut from the graph."""
-        return Tensor._make(self._a, self._s)
+        return self._alias()
 
     @data.setter
     def data(self, other):
         # NOTE: a parameter must stay persistent, so a temporary is copied first.
-        src = persistent_copy(other, "Parameter.data")
-        _rebind(self, src._a, src._s)
+        Tensor.data.fset(self, persistent_copy(other, "Parameter.data"))
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

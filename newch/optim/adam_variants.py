@@ -109,9 +109,9 @@ class NAdam(_AdamLike):
         lr, md = float(group["lr"]), float(group["momentum_decay"])
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * md))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * md))
-        a = mp._a
+        a = data(mp, op)
         a[...] = a * a.dtype.type(mu)        # rounded in mu_product's dtype, as PyTorch
-        mp._s.version += 1
+        mp._bump_version()
         prod = float(a.reshape(-1)[0])
         l2, decay = adam_scalars(group)
         kernels.nadam_step(param, grad, m, v, l2, decay, beta1, beta2, float(group["eps"]),

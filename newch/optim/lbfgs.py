@@ -52,7 +52,7 @@ class LBFGS(Optimizer):
     def _flat_grad(self):
         parts = []
         for p in self._params:
-            g = p._grad
+            g = p.grad
             parts.append(np.zeros(p.numel(), data(p, "LBFGS").dtype) if g is None
                          else data(g, "LBFGS").reshape(-1))
         return np.concatenate(parts)
@@ -63,7 +63,7 @@ class LBFGS(Optimizer):
             a = data(p, "LBFGS")
             n = a.size
             a[...] += (d[off:off + n] * t).astype(a.dtype).reshape(a.shape)
-            p._s.version += 1
+            p._bump_version()
             off += n
 
     def _get_params(self):
@@ -72,7 +72,7 @@ class LBFGS(Optimizer):
     def _set_params(self, xs):
         for p, x in zip(self._params, xs):
             data(p, "LBFGS")[...] = x
-            p._s.version += 1
+            p._bump_version()
 
     def _evaluate(self, closure):
         with enable_grad():

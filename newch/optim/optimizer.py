@@ -42,15 +42,15 @@ def state_tensor(p):
     Example:
         >>> buf = state_tensor(weight)   # survives step_end(), freed with the optimizer
     """
-    out = empty(tuple(p._a.shape), p.dtype, persistent=True)
-    out._a.fill(0)
+    out = empty(tuple(p.shape), p.dtype, persistent=True)
+    out._data("state_tensor").fill(0)
     return out
 
 
 def step_tensor(value=0.0):
     """A persistent float32 0-d tensor holding a step count (PyTorch keeps ``state["step"]`` so)."""
     out = empty((), float32, persistent=True)
-    out._a[...] = value
+    out._data("step_tensor")[...] = value
     return out
 
 
@@ -64,7 +64,7 @@ def advance_step(state, op):
     if a.size != 1:
         raise ValueError(f"{op}: state 'step' must hold one number, got shape {tuple(a.shape)}")
     a[...] = a + a.dtype.type(1)
-    t._s.version += 1
+    t._bump_version()
     return float(a.reshape(-1)[0])
 
 
@@ -85,7 +85,7 @@ def state_array(state, key, param, op):
     if a.size != param.size or a.dtype != param.dtype or not a.flags.c_contiguous:
         raise ValueError(f"{op}: state {key!r} ({tuple(a.shape)}, {t.dtype}) does not fit its "
                          f"parameter ({param.size} elements, {param.dtype})")
-    t._s.version += 1
+    t._bump_version()
     return a.reshape(-1)
 
 
@@ -179,7 +179,7 @@ class Optimizer:
         if not isinstance(p, Tensor):
             raise TypeError(f"{name}: parameters must be Tensors, but parameter {i} is a "
                             f"{type(p).__name__}")
-        if p._node is not None:
+        if not p.is_leaf:
             raise ValueError(f"{name}: parameter {i} is not a leaf tensor (it has a grad_fn); "
                              f"optimize the leaf, or .detach().requires_grad_() a copy")
         if not p.dtype.is_floating_point:
@@ -216,13 +216,13 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                g = p._grad
+                g = p.grad
                 if g is None:
                     continue
                 if set_to_none or not g.is_alive:
-                    p._grad = None
+                    p.grad = None
                     continue
-                if g._node is not None:
+                if not g.is_leaf:
                     g.detach_()
                 else:
                     g.requires_grad_(False)
@@ -247,14 +247,14 @@ class Optimizer:
         self._opt_called = True     # lets a scheduler warn when it is stepped first
         for group in self.param_groups:
             for p in group["params"]:
-                if p._grad is not None:
+                if p.grad is not None:
                     self._update(ctx, kernels, p, group)
         return loss
 
     def _update(self, ctx, kernels, p, group):
         op = f"{type(self).__name__}.step"
         pa = data(p, op)
-        g = p._grad
+        g = p.grad
         ga = data(g, op)
         if ga.dtype != pa.dtype:
             raise TypeError(f"{op}: a parameter is {p.dtype} but its grad is {g.dtype}; the grad "
@@ -276,7 +276,7 @@ class Optimizer:
             pscratch.release()
         if gscratch is not None:
             gscratch.release()
-        p._s.version += 1
+        p._bump_version()
         if fresh and state:
             self.state[p] = state
 
@@ -373,5 +373,5 @@ def _load_value(op, p, key, v):
     dtype = p.dtype if v.dtype.is_floating_point and key != "step" else v.dtype
     out = empty(src.shape, dtype, persistent=True)
     if src.size:
-        copy_into(src, out._a)
+        copy_into(src, out._data(op))
     return out

@@ -58,7 +58,7 @@ class RMSprop(Optimizer):
 
 def _adagrad_state(p, initial_accumulator_value):
     total = state_tensor(p)
-    total._a.fill(float(initial_accumulator_value))
+    total._data("Adagrad").fill(float(initial_accumulator_value))
     return {"step": step_tensor(), "sum": total}
 
 

@@ -3,7 +3,6 @@
 The class validates options and keeps the momentum buffers; the update rule
 itself is one fused kernel call per parameter (``kernels.optim.sgd_step``).
 """
-from ..ops.alloc import stale
 from .checks import check_flags
 from .optimizer import Optimizer, check_number, state_tensor
 
@@ -75,14 +74,12 @@ class SGD(Optimizer):
                 raise ValueError("SGD.step: a parameter's state has no 'momentum_buffer' (was it "
                                  "loaded from another optimizer's state_dict?)")
             t = state["momentum_buffer"]
-            if not t._s.gen.alive:
-                raise stale(t, "SGD.step")
-            if (t._a.size != param.size or t._a.dtype != param.dtype
-                    or not t._a.flags.c_contiguous):
+            a = t._data("SGD.step")
+            if a.size != param.size or a.dtype != param.dtype or not a.flags.c_contiguous:
                 raise ValueError(f"SGD.step: a momentum buffer ({tuple(t.shape)}, {t.dtype}) "
                                  f"does not fit its parameter ({param.size} elements, "
                                  f"{param.dtype})")
-            buf = t._a.reshape(-1)
+            buf = a.reshape(-1)
         kernels.sgd_step(param, grad, buf, float(group["lr"]), float(group["weight_decay"]),
                          momentum, float(group["dampening"]), bool(group["nesterov"]),
                          bool(group["maximize"]), fresh)

@@ -19,7 +19,6 @@ import numpy as np
 from .. import dtypes as D
 from ..net.module import Module
 from ..net.parameter import Parameter
-from ..ops.alloc import stale
 from ..tensor import Size, Tensor
 from .names import (NN_FILE_OF, REBUILD_PARAMETER, REBUILD_TENSOR, STORAGE_OF, TORCH_MODULE_TABLES,
                     TORCH_SIZE, ForeignDtype, TorchGlobal)
@@ -76,9 +75,7 @@ class StorageTable:
 
     def locate(self, t):
         """(storage ref, element offset, size, stride) describing tensor ``t`` in the file."""
-        if not t._s.gen.alive:
-            raise stale(t, "newch.save")
-        a = t._a
+        a = t._data("newch.save")
         storage_class = STORAGE_OF[a.dtype.name]
         shared = self._share(t, a, storage_class)
         if shared is not None:
@@ -92,14 +89,15 @@ class StorageTable:
 
     def _share(self, t, a, storage_class):
         """A record of the newch Storage's reached span, when ``a`` is an ordinary view into it."""
-        buf, item = t._s.buf, a.itemsize
+        st = t._storage
+        buf, item = st.buf, a.itemsize
         if buf is None or a.size == 0 or any(s < 0 or s % item for s in a.strides):
             return None
         start = a.__array_interface__["data"][0] - buf.__array_interface__["data"][0]
         end = start + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + item
         if start < 0 or start % item or end > buf.size:
             return None
-        key = (id(t._s), a.dtype.str)
+        key = (id(st), a.dtype.str)
         size, stride = tuple(a.shape), tuple(s // item for s in a.strides)
         if self.surveying:
             lo, hi = self._span.get(key, (start, end))
@@ -108,7 +106,7 @@ class StorageTable:
         lo, hi = self._span[key]
         ref = self._shared.get(key)
         if ref is None:
-            ref = self._shared[key] = self._new(storage_class, buf[lo:hi].view(a.dtype), t._s)
+            ref = self._shared[key] = self._new(storage_class, buf[lo:hi].view(a.dtype), st)
         return ref, (start - lo) // item, size, stride
 
 

@@ -20,7 +20,6 @@ import warnings
 import numpy as np
 
 from ..context import default_context
-from ..ops.alloc import stale
 from ..tensor import Tensor
 
 _CODES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
@@ -44,8 +43,7 @@ def _check_tensors(op, tensors):
             raise ValueError(f"{op}: '__metadata__' is reserved by the format, not a tensor name")
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: {name!r} is a {type(t).__name__}, not a Tensor")
-        if not t._s.gen.alive:
-            raise stale(t, op)
+        t._data(op)
 
 
 def _encode(op, tensors, metadata):
@@ -55,11 +53,11 @@ def _encode(op, tensors, metadata):
         if not isinstance(metadata, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
             raise TypeError(f"{op}: metadata must be a dict of str -> str, got {metadata!r}")
-    order = sorted(tensors, key=lambda n: (-tensors[n]._a.itemsize, n))
+    order = sorted(tensors, key=lambda n: (-tensors[n].element_size(), n))
     header = {"__metadata__": metadata} if metadata else {}
     arrays, offset = [], 0
     for name in order:
-        a = tensors[name]._a
+        a = tensors[name]._data(op)
         # NOTE: not np.ascontiguousarray, which turns a 0-d array into a 1-d one
         a = a if a.flags.c_contiguous else a.copy(order="C")
         if sys.byteorder == "big" and a.itemsize > 1:

@@ -6,7 +6,7 @@ import pytest
 numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import conv as J
 from newch.kernels.ref import conv as R
-from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
+from .thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
 GEOMS = [  # (N, C, H, W, Co, G, kh, kw, sh, sw, ph, pw, dh, dw)
     (3, 3, 7, 6, 4, 1, 3, 3, 1, 1, 0, 0, 1, 1),

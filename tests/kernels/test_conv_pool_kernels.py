@@ -6,7 +6,7 @@ numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not in
 from newch.kernels import conv as J_conv, mask as J_mask, pool as J_pool
 from newch.kernels.ref import conv as R_conv, mask as R_mask, pool as R_pool
 from newch.ops.pool import adaptive_windows, out_len, windows
-from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
+from .thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
 
 def test_ref_im2col_by_hand():

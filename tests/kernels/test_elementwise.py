@@ -488,16 +488,14 @@ def test_deterministic_one_vs_two_threads():
 
 def test_deterministic_subprocess_threads():
     script = textwrap.dedent("""
-        import sys
-        sys.path.insert(0, {tests!r})
         import numba
-        from test_elementwise import run_with_threads
+        from tests.kernels.test_elementwise import run_with_threads
         assert numba.config.NUMBA_NUM_THREADS == 4
         ref = run_with_threads(1)
         for t in (3, 4):
             assert run_with_threads(t) == ref, t
         print("SAME")
-    """).format(tests=os.path.dirname(os.path.abspath(__file__)))
+    """)
     env = dict(os.environ, NUMBA_NUM_THREADS="4")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")

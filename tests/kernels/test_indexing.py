@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
-from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
+from .thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
 from newch.kernels import indexing as K
 from newch.kernels.ref import indexing as REF

@@ -187,8 +187,7 @@ def test_deterministic_1_vs_2_threads(dtype):
 
 SUBPROCESS = textwrap.dedent("""
     import numba, numpy as np, sys
-    sys.path.insert(0, {tests!r})
-    from test_matmul import _products, _run_all
+    from tests.kernels.test_matmul import _products, _run_all
     for dtype in (np.float32, np.float64):
         items = _products(dtype)
         runs = []
@@ -207,8 +206,7 @@ def test_deterministic_1_3_4_threads_subprocess():
     env = dict(os.environ, NUMBA_NUM_THREADS="4")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    code = SUBPROCESS.format(tests=os.path.dirname(os.path.abspath(__file__)))
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run([sys.executable, "-c", SUBPROCESS], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
 
 

@@ -9,7 +9,7 @@ from newch.kernels import norm as jn
 from newch.kernels.ref import dropout as rd
 from newch.kernels.ref import norm as rn
 
-from thread_check import outputs_on_1_and_2_threads
+from .thread_check import outputs_on_1_and_2_threads
 
 RNG = np.random.default_rng(4)
 SHAPES = [(2, 3, 1), (5, 4, 7), (16, 8, 300), (3, 2, 20001)]

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
+from .thread_check import outputs_on_1_and_2_threads, run_1_3_4_threads
 
 numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
 from newch.kernels import optim as K0

@@ -114,8 +114,7 @@ SUBPROCESS = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
 import numpy as np
-sys.path.insert(0, {here!r})
-from test_optim_kernels import _run_threads
+from tests.kernels.test_optim_kernels import _run_threads
 for t in (1, 3, 4):
     p, b = _run_threads(t, {n}, np.float32)
     print(t, hashlib.sha256(p.tobytes() + b.tobytes()).hexdigest())
@@ -124,7 +123,7 @@ for t in (1, 3, 4):
 
 def test_numba_with_four_threads_in_a_subprocess_agrees():
     n = 7 * K.CHUNK + 11
-    code = SUBPROCESS.format(root=str(ROOT), here=str(Path(__file__).parent), n=n)
+    code = SUBPROCESS.format(root=str(ROOT), n=n)
     env = dict(os.environ, NUMBA_NUM_THREADS="4")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=600)

@@ -7,7 +7,7 @@ numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not in
 from newch.kernels import rnn as jr
 from newch.kernels.ref import rnn as rr
 
-from thread_check import outputs_on_1_and_2_threads
+from .thread_check import outputs_on_1_and_2_threads
 
 RNG = np.random.default_rng(14)
 SHAPES = [(1, 1), (3, 5), (20, 200), (300, 256)]     # (B, H); the last runs in parallel

@@ -27,14 +27,14 @@ def run_1_3_4_threads(module):
     """Run ``module.det_outputs`` on 1, 3 and 4 threads under NUMBA_NUM_THREADS=4; returns the process."""
     code = textwrap.dedent("""
         import numba, sys
-        sys.path.insert(0, {tests!r})
-        from {module} import det_outputs
+        sys.path.insert(0, {root!r})
+        from tests.kernels.{module} import det_outputs
         runs = []
         for n in (1, 3, 4):
             numba.set_num_threads(n)
             runs.append(det_outputs())
         print("SAME" if runs[0] == runs[1] == runs[2] else "DIFFERENT")
-    """).format(tests=os.path.dirname(__file__), module=module)
+    """).format(root=ROOT, module=module)
     env = dict(os.environ, NUMBA_NUM_THREADS="4")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

@@ -7,7 +7,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(5)
 LOGITS = RNG.standard_normal((6, 4)) * 2
@@ -86,11 +86,12 @@ def test_cross_entropy_probability_targets_match_torch(torch, kw, reduction):
 
 
 def test_cross_entropy_and_nll_finite_differences():
-    fd_check(lambda x: F.cross_entropy(x, newch.tensor(TARGET), weight=newch.tensor(CLASS_W),
-                                       label_smoothing=0.1), LOGITS)
-    fd_check(lambda x: F.cross_entropy(x, newch.tensor(TARGET_ND), reduction="none"), LOGITS_ND)
-    fd_check(lambda x, p: F.cross_entropy(x, p), LOGITS, PROBS)
-    fd_check(lambda x: F.nll_loss(x, newch.tensor(TARGET), ignore_index=3, reduction="sum"), LOGITS)
+    gradcheck(lambda x: F.cross_entropy(x, newch.tensor(TARGET), weight=newch.tensor(CLASS_W),
+                                        label_smoothing=0.1), LOGITS)
+    gradcheck(lambda x: F.cross_entropy(x, newch.tensor(TARGET_ND), reduction="none"), LOGITS_ND)
+    gradcheck(lambda x, p: F.cross_entropy(x, p), LOGITS, PROBS)
+    gradcheck(lambda x: F.nll_loss(x, newch.tensor(TARGET), ignore_index=3, reduction="sum"),
+              LOGITS)
 
 
 def test_cross_entropy_is_finite_on_huge_logits():
@@ -187,10 +188,10 @@ def test_bce_with_logits_is_finite_on_huge_logits():
 
 
 def test_bce_finite_differences():
-    fd_check(lambda x, y: F.binary_cross_entropy(x, y), P01, Y01 * 0.6 + 0.2)
+    gradcheck(lambda x, y: F.binary_cross_entropy(x, y), P01, Y01 * 0.6 + 0.2)
     pw = newch.tensor(RNG.random(3) + 0.5, dtype=newch.float64)
-    fd_check(lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw),
-             RNG.standard_normal((5, 3)), Y01 * 0.5 + 0.2)
+    gradcheck(lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw),
+              RNG.standard_normal((5, 3)), Y01 * 0.5 + 0.2)
 
 
 def test_class_weights_that_require_grad_are_refused_as_in_torch():

@@ -8,7 +8,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(0)
 
@@ -99,13 +99,13 @@ def test_conv_transpose2d_matches_torch(torch, xs, ws, kw):
 
 def test_conv2d_finite_differences():
     x, w, b = RNG.standard_normal((2, 4, 5, 5)), RNG.standard_normal((4, 2, 3, 2)), RNG.standard_normal(4)
-    fd_check(lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
-             x, w, b)
+    gradcheck(lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+              x, w, b)
 
 
 def test_conv_transpose2d_finite_differences():
     x, w = RNG.standard_normal((2, 2, 3, 3)), RNG.standard_normal((2, 3, 3, 2))
-    fd_check(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), x, w)
+    gradcheck(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), x, w)
 
 
 def test_conv2d_by_hand():

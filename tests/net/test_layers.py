@@ -9,7 +9,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(1)
 X = RNG.standard_normal((3, 5)) * 2
@@ -39,7 +39,7 @@ ACTIVATIONS = [
 
 @pytest.mark.parametrize("name,fn,_", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
 def test_activation_gradient_finite_differences(name, fn, _):
-    fd_check(fn, X)
+    gradcheck(fn, X)
 
 
 @pytest.mark.parametrize("name,fn,tfn", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
@@ -156,8 +156,8 @@ def test_linear_handles_1d_and_batched_inputs():
 def test_linear_gradient_finite_differences():
     w = RNG.standard_normal((3, 5))
     b = RNG.standard_normal(3)
-    fd_check(F.linear, X, w, b)
-    fd_check(lambda x, w: F.linear(x, w), RNG.standard_normal((2, 4, 5)), w)
+    gradcheck(F.linear, X, w, b)
+    gradcheck(lambda x, w: F.linear(x, w), RNG.standard_normal((2, 4, 5)), w)
 
 
 def test_linear_module_gradients_match_torch(torch):
@@ -196,8 +196,8 @@ def test_identity_flatten_unflatten():
 
 
 def test_flatten_gradient_finite_differences():
-    fd_check(lambda x: nn.Flatten()(x) * 2.0, RNG.standard_normal((2, 3, 2)))
-    fd_check(lambda x: nn.Unflatten(1, (2, 3))(x) ** 2, RNG.standard_normal((2, 6)))
+    gradcheck(lambda x: nn.Flatten()(x) * 2.0, RNG.standard_normal((2, 3, 2)))
+    gradcheck(lambda x: nn.Unflatten(1, (2, 3))(x) ** 2, RNG.standard_normal((2, 6)))
 
 
 def test_linear_refuses_mixed_dtypes_with_a_hint():

@@ -9,7 +9,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(2)
 A = RNG.standard_normal((4, 3)) * 2
@@ -53,7 +53,7 @@ def test_loss_values_by_hand(name, reduction):
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_loss_gradients_finite_differences(name, reduction):
     fn, _ = ELEMENTWISE[name]
-    fd_check(lambda a, b: fn(a, b, reduction=reduction), A, B)
+    gradcheck(lambda a, b: fn(a, b, reduction=reduction), A, B)
 
 
 @pytest.mark.parametrize("name", ["mse", "l1", "huber"])
@@ -147,7 +147,7 @@ def test_beta_and_delta_checks():
 
 
 def test_target_gradient_flows():
-    fd_check(lambda a, b: F.huber_loss(a, b, reduction="sum"), A, B)
+    gradcheck(lambda a, b: F.huber_loss(a, b, reduction="sum"), A, B)
     b = newch.tensor(B, requires_grad=True)
     F.mse_loss(newch.tensor(A), b, reduction="sum").backward()
     np.testing.assert_allclose(b.grad.numpy(), -2 * (A - B), rtol=1e-5)

@@ -7,7 +7,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(11)
 
@@ -101,9 +101,9 @@ def test_batch_norm_options_match_torch(torch, kw):
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_finite_differences(training):
     rm, rv = newch.tensor(RNG.standard_normal(3)), newch.tensor(RNG.random(3) + 0.5)
-    fd_check(lambda x, w, b: F.batch_norm(x, rm.clone() if training else rm, rv.clone() if training
-                                          else rv, w, b, training=training, eps=1e-3),
-             RNG.standard_normal((4, 3, 5)), RNG.standard_normal(3), RNG.standard_normal(3))
+    gradcheck(lambda x, w, b: F.batch_norm(x, rm.clone() if training else rm, rv.clone() if training
+                                           else rv, w, b, training=training, eps=1e-3),
+              RNG.standard_normal((4, 3, 5)), RNG.standard_normal(3), RNG.standard_normal(3))
 
 
 def test_batch_norm_large_input_parallel_path_matches_ref():
@@ -148,12 +148,12 @@ def test_group_norm_matches_torch(torch, groups, shape, affine):
 
 
 def test_layer_and_group_norm_finite_differences():
-    fd_check(lambda x, w, b: F.layer_norm(x, (2, 3), w, b), RNG.standard_normal((4, 2, 3)),
-             RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3)))
-    fd_check(lambda x, w, b: F.group_norm(x, 2, w, b, eps=1e-3), RNG.standard_normal((2, 4, 3)),
-             RNG.standard_normal(4), RNG.standard_normal(4))
-    fd_check(lambda x, b: F.layer_norm(x, (3,), None, b), RNG.standard_normal((2, 3)),
-             RNG.standard_normal(3))
+    gradcheck(lambda x, w, b: F.layer_norm(x, (2, 3), w, b), RNG.standard_normal((4, 2, 3)),
+              RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3)))
+    gradcheck(lambda x, w, b: F.group_norm(x, 2, w, b, eps=1e-3), RNG.standard_normal((2, 4, 3)),
+              RNG.standard_normal(4), RNG.standard_normal(4))
+    gradcheck(lambda x, b: F.layer_norm(x, (3,), None, b), RNG.standard_normal((2, 3)),
+              RNG.standard_normal(3))
 
 
 def test_layer_norm_param_grad_parallel_path():

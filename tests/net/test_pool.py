@@ -6,7 +6,7 @@ import newch
 import newch.nn as nn
 import newch.nn.functional as F
 
-from finite_diff import fd_check, to_np
+from tests.autograd.gradcheck import gradcheck, to_np
 
 RNG = np.random.default_rng(1)
 
@@ -107,7 +107,7 @@ def test_avg_pool_by_hand():
 def test_finite_differences(fn, args, kw):
     # distinct values, far apart: a max never switches under the finite-difference step
     x = RNG.permutation(40).reshape(1, 2, 4, 5) * 0.1
-    fd_check(lambda t: getattr(F, fn)(t, *args, **kw), x)
+    gradcheck(lambda t: getattr(F, fn)(t, *args, **kw), x)
 
 
 @pytest.mark.parametrize("call,exc,match", [

@@ -9,12 +9,11 @@ import sys
 
 import pytest
 
+from .golden_cases import CASES, mask
+from .scripts_data import make_corpus, make_mnist_root
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-
-from golden_cases import CASES, mask  # noqa: E402
-from scripts_data import make_corpus, make_mnist_root  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def _renorm_(weight, ix, max_norm, norm_type):
         big = norms > max_norm
         scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
         w[rows[big]] *= scale[:, None]
-        weight._s.version += 1
+        weight._bump_version()
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

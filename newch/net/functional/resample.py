@@ -42,7 +42,7 @@ def _scale(n_in, n_out, factor, align_corners):
 
 def _long(values):
     t = empty((len(values),), D.int64)
-    t._a[...] = values
+    t._data("interpolate")[...] = values
     return t
 
 
@@ -59,9 +59,9 @@ def _along(x, dim, n_in, n_out, factor, mode, align_corners):
     lam = (src - i0).astype(x.dtype.np)
     shape = (n_out,) + (1,) * (x.ndim - 1 - dim)
     w1 = empty(shape, x.dtype)
-    w1._a[...] = lam.reshape(shape)
+    w1._data("interpolate")[...] = lam.reshape(shape)
     w0 = empty(shape, x.dtype)
-    w0._a[...] = (1 - lam).reshape(shape)
+    w0._data("interpolate")[...] = (1 - lam).reshape(shape)
     return add(mul(index_select(x, dim, _long(i0)), w0), mul(index_select(x, dim, _long(i1)), w1))
 
 
