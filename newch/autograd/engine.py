@@ -180,19 +180,19 @@ def grad_buffer(t):
     walk = getattr(_running, "walk", None)
     if walk is None or walk.capture is not None or walk.create_graph:
         return None
-    if not isinstance(t, Tensor) or not t._rg or t._node is not None:
+    if not isinstance(t, Tensor) or not t.requires_grad or not t.is_leaf:
         return None
-    g = t._grad
+    g = t.grad
     if g is None or not g.is_alive:
         if t.is_persistent:
             with default_context().persistent():
-                t._grad = zeros_like(t)
+                t.grad = zeros_like(t)
         else:
-            t._grad = zeros_like(t)
-        return t._grad
-    a = g._a
-    if g._rg or a.dtype != t._a.dtype or a.shape != t._a.shape or not a.flags.c_contiguous \
-            or not a.flags.writeable:
+            t.grad = zeros_like(t)
+        return t.grad
+    a = g._data("backward")
+    if g.requires_grad or g.dtype is not t.dtype or g.shape != t.shape \
+            or not a.flags.c_contiguous or not a.flags.writeable:
         return None
     return g
 

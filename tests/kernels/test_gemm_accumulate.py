@@ -11,7 +11,7 @@ numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not in
 from newch.kernels import matmul as jit
 from newch.kernels.ref import matmul as ref
 
-from thread_check import outputs_on_1_and_2_threads
+from .thread_check import outputs_on_1_and_2_threads
 
 RNG = np.random.default_rng(141)
 SHAPES = [(1, 7, 9), (7, 1, 9), (13, 29, 31), (120, 200, 140), (800, 200, 700)]   # (M, N, K)

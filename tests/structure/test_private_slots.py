@@ -18,8 +18,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / "newch"
 UPPER = ("autograd", "net", "optim", "data", "serialization", "train", "vision", "warmup",
          "run.py", "torch_hook.py", "demo.py", "tour.py", "__init__.py")
 
-# NOTE: temporary: h14 converts the fused LSTM to the internal API; drop it from here then.
-EXCEPTIONS = {"net/rnn_fused.py"}
 
 SLOTS = frozenset(s for s in Tensor.__slots__ if s != "__weakref__")
 
@@ -61,16 +59,8 @@ def test_code_above_ops_reads_no_private_tensor_slot():
     bad = []
     for path in files:
         rel = path.relative_to(ROOT).as_posix()
-        if rel in EXCEPTIONS:
-            continue
         bad += [f"newch/{rel}:{line}: {text}" for line, text in slot_reads(path.read_text())]
     assert not bad, ("these read Tensor slots directly; use t._data(op), t._bump_version(), "
                      "t._storage, t._alias() or a public property (docs/contributing.md):\n"
                      + "\n".join(bad))
 
-
-def test_the_exceptions_are_still_needed():
-    for rel in EXCEPTIONS:
-        path = ROOT / rel
-        if path.exists():
-            assert slot_reads(path.read_text()), f"newch/{rel} no longer reads slots: drop it"
