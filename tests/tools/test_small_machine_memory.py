@@ -87,3 +87,20 @@ def test_this_process_sampled_natively_has_no_emulator_share(smm):
     r = s.take()
     assert r["total"] > 0 and r["emulator"] == 0 and r["guest"] == r["total"]
     assert smm.vm_hwm() >= r["total"]
+
+
+@pytest.mark.slow
+def test_a_cold_first_mlp_step_stays_under_the_pi_bar():
+    """The issue's bar (a Pi Zero 2 W's 512 MiB): the program's peak <= 300 MiB, cold kernel cache."""
+    pytest.importorskip("numba", reason="the cold compile needs numba")
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k != "NEWCH_BACKEND"}
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "small_machine_memory.py")],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    figures = dict(line.split(": ", 1) for line in r.stdout.splitlines() if ": " in line)
+    guest = float(figures["peak_guest_mib"].split()[0])
+    total = float(figures["peak_rss_total_mib"])
+    assert figures["backend"] != "ref"
+    assert 50 < guest <= 300, r.stdout
+    assert guest <= total + 1
