@@ -1,9 +1,9 @@
 """What compiling a kernel leaves in memory, and two ways newch gives it back.
 
 A cold first MLP step compiles about twenty kernels; with llvmlite 0.50 and
-numba 0.68 each one kept 2-6 MiB of LLVM's heap for good, about 55 MiB in all
-(measured with glibc's ``mallinfo2`` around every llvmlite call, see
-docs/pi.md). On a 512 MiB Pi Zero 2 W that is the difference between a first
+numba 0.68 each one kept 1-7 MiB of the C heap for good, about 55 MiB in all
+(measured with glibc's ``mallinfo2`` around every llvmlite call; figures in
+docs/pi.md, "A small machine's memory"). On a 512 MiB Pi Zero 2 W that is the difference between a first
 step that fits and one that does not.
 
 1. **Pass managers were never freed.** numba builds a new LLVM function pass
