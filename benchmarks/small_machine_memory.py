@@ -233,6 +233,7 @@ def run(interval=0.1, top=0):
     p = sampler.peak
     print(f"samples: {sampler.samples} (every {interval} s)")
     print(f"peak_rss_total_mib: {vm_hwm() / MiB:.0f}")
+    print(f"arena_bytes_reserved: {ctx.mem_stats()['arena_bytes_reserved']}")
     if p.get("total", 0) == 0:
         print("split: unavailable (smaps reports no resident pages here)")
         return
@@ -240,7 +241,6 @@ def run(interval=0.1, top=0):
     print(f"peak_guest_mib: {g['guest'] / MiB:.0f} (anon {g['guest_anon'] / MiB:.0f}, "
           f"file {g['guest_file'] / MiB:.0f}; emulator then {g['emulator'] / MiB:.0f})")
     print(f"peak_emulator_mib: {p['emulator'] / MiB:.0f} (translated code {p['emulator_code'] / MiB:.0f})")
-    print(f"arena_bytes_reserved: {ctx.mem_stats()['arena_bytes_reserved']}")
     if top and sampler.at_peak:
         spans, smaps, _ = sampler.at_peak
         print("largest mappings at the guest peak (MiB, owner, file):")
