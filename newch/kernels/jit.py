@@ -18,6 +18,7 @@ import numba
 from numba.extending import intrinsic, overload as _numba_overload  # noqa: F401 (re-exported)
 
 from . import cache as _disk_cache
+from . import compile_memory as _compile_memory
 
 from . import report as _report
 
@@ -26,6 +27,7 @@ PRANGE_ONLY = dict(prange=True, comprehension=False, reduction=False, inplace_bi
 # flags of the typed switches that ``overload`` compiles (elementwise_math / _rows)
 OVERLOAD_OPTS = dict(nogil=True, fastmath=False, error_model="numpy")
 
+_compile_memory.install()   # llvmlite's pass-manager leak; heap pages back after each compile
 prange = numba.prange
 KERNELS = []   # every public kernel compiled through ``kernel``
 HELPERS = []   # serial device functions compiled through ``helper``
