@@ -32,8 +32,12 @@ import ctypes
 import threading
 
 from llvmlite.binding import ffi as _ffi
-from llvmlite.binding import newpassmanagers as _npm
 from numba.core import event
+
+try:
+    from llvmlite.binding import newpassmanagers as _npm
+except ImportError:       # NOTE: llvmlite < 0.45 (numba 0.57-0.60) has only the legacy pass managers
+    _npm = None
 
 __all__ = ["install", "fix_pass_manager_leak", "pass_managers_disposed", "release_freed_memory"]
 
@@ -47,7 +51,7 @@ def fix_pass_manager_leak():
     Returns the names of the classes patched ([] when llvmlite does it already).
     """
     patched = []
-    for cls in (_npm.FunctionPassManager, _npm.ModulePassManager):
+    for cls in _new_pass_managers():
         if cls._dispose is _ffi.ObjectRef._dispose:       # the mixin's _dispose is shadowed
             cls._dispose = _npm.NewPassManager._dispose
             patched.append(cls.__name__)
@@ -56,8 +60,15 @@ def fix_pass_manager_leak():
 
 def pass_managers_disposed():
     """True when collecting a pass manager frees its LLVM object (llvmlite fixed, or patched)."""
-    return all(cls._dispose is not _ffi.ObjectRef._dispose
-               for cls in (_npm.FunctionPassManager, _npm.ModulePassManager))
+    return all(cls._dispose is not _ffi.ObjectRef._dispose for cls in _new_pass_managers())
+
+
+def _new_pass_managers():
+    """llvmlite's new-pass-manager classes, () where this llvmlite has none (or not this shape)."""
+    names = ("FunctionPassManager", "ModulePassManager", "NewPassManager")
+    if _npm is None or not all(hasattr(_npm, n) for n in names):
+        return ()
+    return (_npm.FunctionPassManager, _npm.ModulePassManager)
 
 
 def _malloc_trim():

@@ -5,6 +5,8 @@ import sys
 import pytest
 
 numba = pytest.importorskip("numba", reason="JIT kernel tests need numba (not installed: the ref backend is tested elsewhere)")
+pytest.importorskip("llvmlite.binding.newpassmanagers",
+                    reason="llvmlite < 0.45 has only the legacy pass managers (the fix does not apply)")
 from llvmlite import binding as llvm
 from llvmlite.binding import ffi
 from numba.core import event
