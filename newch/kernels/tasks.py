@@ -25,7 +25,9 @@ Example:
     >>> run = driver(span, (array_type, array_type), chunk=16384)   # doctest: +SKIP
     >>> run(n, x, out)                                                # doctest: +SKIP
 """
+import array
 import functools
+import struct
 
 import numba
 import numpy as np
@@ -58,11 +60,16 @@ def _call(typingctx, fnptr, args, lo, hi):
 
 
 @kernel(parallel=True)
-def _drive(fnptr, args, n, chunk):
-    """fn(*args, lo, hi) for every chunk [lo, hi) of ``chunk`` items of n, one prange iteration each."""
+def _drive(tramp, blob, n, chunk):
+    """tramp(blob, lo, hi) for every chunk [lo, hi) of ``chunk`` items of n, one prange iteration each.
+
+    ``tramp``: address of a trampoline (``_trampoline``) that unpacks the task function's
+    address and arguments from the int64 slots at address ``blob``: one driver, compiled
+    once, serves every task function whatever its argument types.
+    """
     for c in prange((n + chunk - 1) // chunk):
         lo = np.int64(c) * chunk
-        _call(fnptr, args, lo, min(lo + chunk, n))
+        _call(tramp, (blob,), lo, min(lo + chunk, n))
 
 
 _I64 = types.int64
@@ -78,13 +85,16 @@ def address(dispatcher, sig):
 
 class Parallel:
     """``run(n, *args)``: the task function over [0, n) in chunks, on numba's threads."""
-    __slots__ = ("fn", "addr", "chunk")
+    __slots__ = ("drive", "tramp", "addr", "pack", "chunk")
 
-    def __init__(self, fn, addr, chunk):
-        self.fn, self.addr, self.chunk = fn, addr, chunk
+    def __init__(self, drive, tramp, addr, pack, chunk):
+        self.drive, self.tramp, self.addr, self.pack, self.chunk = drive, tramp, addr, pack, chunk
 
     def __call__(self, n, *args):
-        self.fn(self.addr, args, n, self.chunk)
+        slots = _slots(self.pack, self.addr, args)
+        # NOTE: ``slots`` (and the arrays the caller holds) outlive the call: the driver
+        # reads the arguments from their addresses while it runs.
+        self.drive(self.tramp, slots.buffer_info()[0], n, self.chunk)
 
 
 def driver(serial, argtypes, chunk=1):
@@ -100,9 +110,121 @@ def driver(serial, argtypes, chunk=1):
     run = _drivers.get(key)
     if run is None:
         addr = address(serial, argtypes + (_I64, _I64))
-        fn = entry(_drive, (_I64, types.Tuple(argtypes), _I64, _I64))
-        run = _drivers[key] = Parallel(fn, addr, chunk)
+        tramp, pack = _trampoline(argtypes)
+        drive = entry(_drive, (_I64, _I64, _I64, _I64))
+        run = _drivers[key] = Parallel(drive, tramp, addr, pack, chunk)
     return run
+
+
+# -- the trampoline: native arguments from int64 slots -------------------------------
+# A task function's native signature is numba's calling convention: a return pointer, an
+# exception pointer, then every argument flattened into scalars (an array is meminfo,
+# parent, nitems, itemsize, data, shape..., strides...), then lo, hi. The launcher writes
+# the task's address and those scalars into int64 slots; the trampoline, a few LLVM
+# instructions built here per argument-type tuple (no numba compile), loads them back and
+# calls the task. Arrays travel without a meminfo (NULL: numba's reference counting skips
+# it); the caller keeps them alive for the call.
+
+_trampolines = {}
+
+
+def _trampoline(argtypes):
+    """(address of ``tramp(blob, lo, hi)`` for ``argtypes``, Python slot packers)."""
+    hit = _trampolines.get(argtypes)
+    if hit is None:
+        pack = tuple(_packer(t) for t in argtypes)
+        hit = _trampolines[argtypes] = (_build_trampoline(argtypes, pack), pack)
+    return hit
+
+
+def _build_trampoline(argtypes, pack):
+    from llvmlite import ir
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    ctx = cpu_target.target_context
+    cc = ctx.call_conv
+    i64 = ir.IntType(64)
+    task_ty = cc.get_function_type(types.none, argtypes + (_I64, _I64))
+    flat = task_ty.args[2:-2]
+    if len(flat) != sum(n for n, _ in pack):
+        raise TypeError(f"tasks: cannot pass arguments {argtypes} through a trampoline")
+    name = f"newch_tasks_trampoline_{len(_trampolines)}"
+    lib = ctx.codegen().create_library(name)
+    mod = lib.create_ir_module(name)
+    fn = ir.Function(mod, cc.get_function_type(types.none, (_I64, _I64, _I64)), name)
+    b = ir.IRBuilder(fn.append_basic_block())
+    retptr, excinfo, blob, lo, hi = fn.args
+    base = b.inttoptr(blob, i64.as_pointer())
+
+    def slot(k):
+        return b.load(b.gep(base, [ir.Constant(i64, k)]))
+
+    vals = []
+    for k, t in enumerate(flat, 1):
+        v = slot(k)
+        if isinstance(t, ir.PointerType):
+            v = b.inttoptr(v, t)
+        elif isinstance(t, ir.IntType):
+            v = v if t.width == 64 else b.trunc(v, t)
+        elif isinstance(t, ir.DoubleType):
+            v = b.bitcast(v, t)
+        elif isinstance(t, ir.FloatType):
+            v = b.bitcast(b.trunc(v, ir.IntType(32)), t)
+        else:
+            raise TypeError(f"tasks: no trampoline for native argument type {t}")
+        vals.append(v)
+    task = b.inttoptr(slot(0), task_ty.as_pointer())
+    b.ret(b.call(task, [retptr, excinfo] + vals + [lo, hi]))
+    with global_compiler_lock:
+        lib.add_ir_module(mod)
+        lib.finalize()
+        _libraries.append(lib)      # NOTE: the machine code lives as long as its library
+        return lib.get_pointer_to_function(name)
+
+
+_libraries = []
+
+
+def _array_slots(a):
+    return (0, 0, a.size, a.itemsize, a.ctypes.data) + a.shape + a.strides
+
+
+def _f64_bits(v):
+    return _Q.unpack(_D.pack(v))[0]
+
+
+def _f32_bits(v):
+    return _I.unpack(_F.pack(v))[0]
+
+
+_Q, _D, _I, _F = (struct.Struct(f) for f in ("<q", "<d", "<i", "<f"))
+
+
+def _packer(t):
+    """(number of slots, fn(value) -> tuple of int slots) of numba type ``t``."""
+    if isinstance(t, types.Array):
+        return 5 + 2 * t.ndim, _array_slots
+    if isinstance(t, types.Boolean):
+        return 1, lambda v: (1 if v else 0,)
+    if isinstance(t, types.Integer):
+        # NOTE: a slot is a signed int64: an unsigned value past 2**63 wraps into it.
+        return 1, lambda v: ((int(v) + (1 << 63)) % (1 << 64) - (1 << 63),)
+    if t == types.float64:
+        return 1, lambda v: (_f64_bits(v),)
+    if t == types.float32:
+        return 1, lambda v: (_f32_bits(v),)
+    if isinstance(t, types.BaseTuple):
+        parts = [_packer(e) for e in t]
+        return sum(n for n, _ in parts), lambda v: sum((f(x) for (_, f), x in zip(parts, v)), ())
+    raise TypeError(f"tasks: no parallel launch for an argument of type {t}")
+
+
+def _slots(pack, addr, args):
+    vals = [addr]
+    for (_, f), a in zip(pack, args):
+        vals.extend(f(a))
+    return array.array("q", vals)
 
 
 @functools.lru_cache(maxsize=None)
