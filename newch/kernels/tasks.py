@@ -9,11 +9,15 @@ slower than the serial one, and a program paid for both.
 Here a kernel is compiled once, serially, as a *task function*
 ``fn(*args, lo, hi)`` that does the work items [lo, hi) (elements of a span,
 task indexes of a plan). ``driver(serial, argtypes)`` returns a launcher that
-runs it in parallel: a tiny driver kernel, ``prange`` over chunks of ``chunk``
-items, calls the task function through its machine-code address (passed at run
-time, so the driver caches on disk like any kernel). LLVM cannot inline through
-the address, so the driver compiles in a fraction of a second whatever the task
-does, and one driver per argument-type tuple serves every op with those types.
+runs it in parallel: one tiny driver kernel, ``prange`` over chunks of
+``chunk`` items, calls a *trampoline* through its machine-code address; the
+trampoline reads the task function's address and arguments from int64 slots
+the launcher wrote, and calls it. The driver's arguments are four integers
+whatever the task, so one driver, compiled once (and cached on disk), serves
+every task function of every kernel; a trampoline is a few LLVM instructions
+per argument-type tuple, built here without numba's compiler (milliseconds).
+LLVM cannot inline through an address, so nothing of the task is compiled
+again for the parallel path.
 
 Determinism: the driver runs exactly the calls ``fn(*args, lo, hi)`` the split
 ``[c*chunk, min(n, (c+1)*chunk))`` gives, one ``prange`` iteration each; the
@@ -32,6 +36,7 @@ import struct
 import numba
 import numpy as np
 from numba.core import types
+from numba.np.numpy_support import as_dtype
 
 from .jit import intrinsic, kernel, prange
 from .specialize import entry
@@ -186,8 +191,20 @@ def _build_trampoline(argtypes, pack):
 _libraries = []
 
 
-def _array_slots(a):
-    return (0, 0, a.size, a.itemsize, a.ctypes.data) + a.shape + a.strides
+def _array_packer(t):
+    """Slots of an array argument of numba type ``t``, checked against ``t``.
+
+    NOTE: numba's compiled entry points refuse an array of another dtype or rank; the
+    slots reach machine code unchecked, so the launcher checks what it writes.
+    """
+    dtype, ndim, contiguous = as_dtype(t.dtype), t.ndim, t.layout == "C"
+
+    def slots(a):
+        if a.dtype != dtype or a.ndim != ndim or (contiguous and not a.flags.c_contiguous):
+            raise TypeError(f"tasks: expected an array of type {t}, got {a.ndim}-d {a.dtype} "
+                            f"with strides {a.strides}")
+        return (0, 0, a.size, a.itemsize, a.ctypes.data) + a.shape + a.strides
+    return slots
 
 
 def _f64_bits(v):
@@ -204,7 +221,7 @@ _Q, _D, _I, _F = (struct.Struct(f) for f in ("<q", "<d", "<i", "<f"))
 def _packer(t):
     """(number of slots, fn(value) -> tuple of int slots) of numba type ``t``."""
     if isinstance(t, types.Array):
-        return 5 + 2 * t.ndim, _array_slots
+        return 5 + 2 * t.ndim, _array_packer(t)
     if isinstance(t, types.Boolean):
         return 1, lambda v: (1 if v else 0,)
     if isinstance(t, types.Integer):
