@@ -268,9 +268,9 @@ def _unary_entry(code, x, out, nd, par):
         f = element(UNARY, what, code, x.dtype)
         _check_out(what, code, x, out)
         tag = f"{code}_{kind(x.dtype)}"
-        rows = instance(_unary_flat, tag, _f=f)
         if nd:
-            fn = _compile(_unary_nd, tag, _nd_types(x, out), par, _f=f, _rows=rows)
+            fn = _compile(_unary_nd, tag, _nd_types(x, out), par, _f=f,
+                          _rows=instance(_unary_flat, tag, _f=f, inline=True))
         else:
             fn = _compile(_unary_flat, tag, _flat_types(x, out), par, _f=f)
         _ENTRY[key] = fn
@@ -317,11 +317,11 @@ def _binary_entry(code, a, b, out, mode, par):
             fn = _compile(_scalar_flat, tag, [types[0], scalar(a.dtype), types[1]], par, _f=f)
         elif mode == "rowwise":
             fn = _compile(_binary_rowwise, tag, _flat_types(a, b, out), par,
-                          _rows=instance(_binary_flat, tag, _f=f))
+                          _rows=instance(_binary_flat, tag, _f=f, inline=True))
         else:
             fn = _compile(_binary_nd, tag, _nd_types(a, b, out), par, _f=f,
-                          _rows=instance(_binary_flat, tag, _f=f),
-                          _srows=instance(_scalar_flat, tag, _f=f))
+                          _rows=instance(_binary_flat, tag, _f=f, inline=True),
+                          _srows=instance(_scalar_flat, tag, _f=f, inline=True))
         _ENTRY[key] = fn
     return fn
 
@@ -410,7 +410,7 @@ def where_nd(cond, a, b, out):
     if fn is None:
         tag = out.dtype.name
         fn = _ENTRY[key] = _compile(_where_nd, tag, _nd_types(cond, a, b, out), par,
-                                    _rows=instance(_where_flat, tag))
+                                    _rows=instance(_where_flat, tag, inline=True))
     _run(fn, par, n, cond, a, b, out)
 
 
@@ -462,7 +462,7 @@ def copy_nd(src, dst):
             fn = _compile(_unary_flat, tag, _flat_types(src, dst), par, _f=f)
         else:
             fn = _compile(_unary_nd, tag, _nd_types(src, dst), par, _f=f,
-                          _rows=instance(_unary_flat, tag, _f=f))
+                          _rows=instance(_unary_flat, tag, _f=f, inline=True))
         _ENTRY[key] = fn
     if flat:
         src, dst = src.reshape(n), dst.reshape(n)
@@ -486,7 +486,7 @@ def fill_nd(dst, value):
             fn = _compile(_fill_flat, tag, [array(dst.dtype, 1, "C"), scalar(dst.dtype)], par)
         else:
             sig = [array(dst.dtype, 4, "A"), scalar(dst.dtype)]
-            fn = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag))
+            fn = _compile(_fill_nd, tag, sig, par, _rows=instance(_fill_flat, tag, inline=True))
         _ENTRY[key] = fn
     if flat:
         dst = dst.reshape(n)

@@ -89,8 +89,8 @@ class _HelperDispatcher(CPUDispatcher):
                         "kernels only (from Python, call its .py_func)")
 
 
-def helper(fn):
-    """Compile a serial device function called from kernels (inlined by LLVM).
+def helper(fn=None, *, inline=True):
+    """Compile a serial device function called from kernels (``@helper``).
 
     NOTE (cold start): numba inlines a helper into the kernel that calls it before typing
     (``inline="always"``), so a helper is not compiled, optimised and saved on its own before
@@ -98,10 +98,16 @@ def helper(fn):
     compile time). A helper gets neither a Python wrapper nor a C-callable one (compiled on
     its own, through ``tasks.address``, it runs from kernels only): calling one from Python
     raises TypeError (``.py_func`` is the Python function).
+
+    ``@helper(inline=False)``: compiled on its own per argument types and inlined by LLVM only,
+    for a helper switching on a literal argument (numba prunes the branches of other values
+    in a helper compiled for the literal, not in one inlined before typing).
     """
+    if fn is None:
+        return lambda f: helper(f, inline=inline)
     jitted = _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(
-        nopython=True, fastmath=False, nogil=True, error_model="numpy", inline="always",
-        no_cfunc_wrapper=True, no_cpython_wrapper=True))
+        nopython=True, fastmath=False, nogil=True, error_model="numpy",
+        inline="always" if inline else "never", no_cfunc_wrapper=True, no_cpython_wrapper=True))
     _disk_cache.attach(jitted)
     _report.track(jitted)   # NOTE: after attach: track wraps the cache it installs
     HELPERS.append(jitted)

@@ -271,7 +271,7 @@ def reduce_3d(code, x, center, out):
     run(k, ntask, par, x, center, out, per, ib, nib)
 
 
-@helper
+@helper(inline=False)
 def _combine(code, partials, out):
     """out[0] = the block partials combined serially, in order."""
     acc = partials[0]
@@ -301,16 +301,17 @@ def _combine(code, partials, out):
 def _reduce_all(x, center, partials, out, combine, t0, t1):
     """Blocks t0..t1-1 into their partials, then (``combine``) all partials into out[0]."""
     n = x.shape[0]
-    c2 = center.reshape((1, 1))
     zero, one = np.int64(0), np.int64(1)
     for b in range(t0, t1):
         lo = b * BLOCK
         blk = x[lo:min(n, lo + BLOCK)]
+        # NOTE: ``_CODE`` is a constant of the instance: numba drops the other branch before
+        # typing it (a SUM compiles no reshape).
         if _CODE == SUM:  # noqa: F821
             partials[b] = _sum_lanes(blk, _acc_buffer(x, LANES))
         else:
-            _tile(blk.reshape((1, -1, 1)), c2, partials[b:b + 1].reshape((1, 1)),  # noqa: F821
-                  zero, one, zero, one)
+            _tile(blk.reshape((1, -1, 1)), center.reshape((1, 1)),  # noqa: F821
+                  partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
     if combine:
         _combine(_CODE, partials, out)  # noqa: F821
 
