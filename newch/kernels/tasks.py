@@ -137,14 +137,24 @@ def _trampoline(argtypes):
     """(address of ``tramp(blob, lo, hi)`` for ``argtypes``, Python slot packers)."""
     hit = _trampolines.get(argtypes)
     if hit is None:
+        from numba.core.compiler_lock import global_compiler_lock
         pack = tuple(_packer(t) for t in argtypes)
-        hit = _trampolines[argtypes] = (_build_trampoline(argtypes, pack), pack)
+        # NOTE: under numba's compiler lock: two threads never build one tuple's trampoline
+        # twice, nor two trampolines under one symbol name.
+        with global_compiler_lock:
+            hit = _trampolines.get(argtypes)
+            if hit is None:
+                name = f"newch_tasks_trampoline_{len(_trampolines)}"
+                hit = _trampolines[argtypes] = (_build_trampoline(argtypes, pack, name), pack)
     return hit
 
 
-def _build_trampoline(argtypes, pack):
+def _build_trampoline(argtypes, pack, name):
+    """Machine-code address of LLVM function ``name``: tramp(blob, lo, hi) for ``argtypes``.
+
+    Called under numba's compiler lock (``_trampoline``).
+    """
     from llvmlite import ir
-    from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
 
     ctx = cpu_target.target_context
@@ -154,7 +164,6 @@ def _build_trampoline(argtypes, pack):
     flat = task_ty.args[2:-2]
     if len(flat) != sum(n for n, _ in pack):
         raise TypeError(f"tasks: cannot pass arguments {argtypes} through a trampoline")
-    name = f"newch_tasks_trampoline_{len(_trampolines)}"
     lib = ctx.codegen().create_library(name)
     mod = lib.create_ir_module(name)
     fn = ir.Function(mod, cc.get_function_type(types.none, (_I64, _I64, _I64)), name)
@@ -181,11 +190,10 @@ def _build_trampoline(argtypes, pack):
         vals.append(v)
     task = b.inttoptr(slot(0), task_ty.as_pointer())
     b.ret(b.call(task, [retptr, excinfo] + vals + [lo, hi]))
-    with global_compiler_lock:
-        lib.add_ir_module(mod)
-        lib.finalize()
-        _libraries.append(lib)      # NOTE: the machine code lives as long as its library
-        return lib.get_pointer_to_function(name)
+    lib.add_ir_module(mod)
+    lib.finalize()
+    _libraries.append(lib)      # NOTE: the machine code lives as long as its library
+    return lib.get_pointer_to_function(name)
 
 
 _libraries = []
