@@ -12,10 +12,13 @@ task indexes of a plan). ``driver(serial, argtypes)`` returns a launcher that
 runs it in parallel: one tiny driver kernel, ``prange`` over chunks of
 ``chunk`` items, calls a *trampoline* through its machine-code address; the
 trampoline reads the task function's address and arguments from int64 slots
-the launcher wrote, and calls it. The driver's arguments are four integers
-whatever the task, so one driver, compiled once (and cached on disk), serves
-every task function of every kernel; a trampoline is a few LLVM instructions
-per argument-type tuple, built here without numba's compiler (milliseconds).
+and calls it. The slots are written by a small serial *launcher* kernel
+(``_launch``, one per argument-type tuple: numba unboxes the arguments from
+Python as for any kernel, so a launch costs what a call of an entry point
+does). The driver's arguments are four integers whatever the task, so one
+parallel driver, compiled once (and cached on disk), serves every task
+function of every kernel; a trampoline is a few LLVM instructions per
+argument-type tuple, built here without numba's compiler (milliseconds).
 LLVM cannot inline through an address, so nothing of the task is compiled
 again for the parallel path.
 
@@ -29,14 +32,12 @@ Example:
     >>> run = driver(span, (array_type, array_type), chunk=16384)   # doctest: +SKIP
     >>> run(n, x, out)                                                # doctest: +SKIP
 """
-import array
 import functools
-import struct
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.np.numpy_support import as_dtype
+from llvmlite import ir
+from numba.core import cgutils, types
 
 from .jit import intrinsic, kernel, prange
 from .specialize import entry
@@ -77,6 +78,54 @@ def _drive(tramp, blob, n, chunk):
         _call(tramp, (blob,), lo, min(lo + chunk, n))
 
 
+@intrinsic
+def _launch_via(typingctx, drive, tramp, task, args, n, chunk):
+    """drive(tramp, slots, n, chunk) at address ``drive``, ``slots`` an int64 stack array holding
+    ``task`` and the native (flattened) arguments ``args``, as ``_trampoline`` reads them."""
+    if not (isinstance(args, types.BaseTuple) and isinstance(drive, types.Integer)):
+        return None
+    argtys = tuple(args)
+
+    def codegen(context, builder, sig, llargs):
+        i64 = ir.IntType(64)
+        vals = [builder.extract_value(llargs[3], i) for i in range(len(argtys))]
+        flat = context.get_arg_packer(argtys).as_arguments(builder, vals)
+        buf = cgutils.alloca_once(builder, i64, size=ir.Constant(i64, 1 + len(flat)))
+        builder.store(llargs[2], buf)
+        for k, v in enumerate(flat, 1):
+            builder.store(_as_i64(builder, v), builder.gep(buf, [ir.Constant(i64, k)]))
+        four = (types.int64,) * 4
+        fnty = context.call_conv.get_function_type(types.none, four)
+        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+        context.call_conv.call_function(builder, fn, types.none, four,
+                                        [llargs[1], builder.ptrtoint(buf, i64)] + list(llargs[4:]))
+        return context.get_dummy_value()
+
+    return types.none(drive, tramp, task, args, n, chunk), codegen
+
+
+def _as_i64(builder, v):
+    """Native scalar ``v`` (pointer, integer, float, double) in an int64 slot."""
+    i64 = ir.IntType(64)
+    t = v.type
+    if isinstance(t, ir.PointerType):
+        return builder.ptrtoint(v, i64)
+    if isinstance(t, ir.IntType):
+        return v if t.width == 64 else builder.zext(v, i64)
+    if isinstance(t, ir.DoubleType):
+        return builder.bitcast(v, i64)
+    if isinstance(t, ir.FloatType):
+        return builder.zext(builder.bitcast(v, ir.IntType(32)), i64)
+    raise TypeError(f"tasks: no parallel launch for a native argument of type {t}")
+
+
+@kernel
+def _launch(drive, tramp, task, args, n, chunk):
+    """Run task function ``task`` over n items on numba's threads (``_launch_via``); compiled once
+    per argument-type tuple: a small serial function, where a driver of its own was a parallel one."""
+    _launch_via(drive, tramp, task, args, n, chunk)
+
+
 _I64 = types.int64
 _drivers = {}
 
@@ -90,16 +139,14 @@ def address(dispatcher, sig):
 
 class Parallel:
     """``run(n, *args)``: the task function over [0, n) in chunks, on numba's threads."""
-    __slots__ = ("drive", "tramp", "addr", "pack", "chunk")
+    __slots__ = ("launch", "drive", "tramp", "addr", "chunk")
 
-    def __init__(self, drive, tramp, addr, pack, chunk):
-        self.drive, self.tramp, self.addr, self.pack, self.chunk = drive, tramp, addr, pack, chunk
+    def __init__(self, launch, drive, tramp, addr, chunk):
+        self.launch, self.drive, self.tramp, self.addr = launch, drive, tramp, addr
+        self.chunk = chunk
 
     def __call__(self, n, *args):
-        slots = _slots(self.pack, self.addr, args)
-        # NOTE: ``slots`` (and the arrays the caller holds) outlive the call: the driver
-        # reads the arguments from their addresses while it runs.
-        self.drive(self.tramp, slots.buffer_info()[0], n, self.chunk)
+        self.launch(self.drive, self.tramp, self.addr, args, n, self.chunk)
 
 
 def driver(serial, argtypes, chunk=1):
@@ -115,46 +162,45 @@ def driver(serial, argtypes, chunk=1):
     run = _drivers.get(key)
     if run is None:
         addr = address(serial, argtypes + (_I64, _I64))
-        tramp, pack = _trampoline(argtypes)
-        drive = entry(_drive, (_I64, _I64, _I64, _I64))
-        run = _drivers[key] = Parallel(drive, tramp, addr, pack, chunk)
+        launch = entry(_launch, (_I64, _I64, _I64, types.Tuple(argtypes), _I64, _I64))
+        run = _drivers[key] = Parallel(launch, address(_drive, (_I64,) * 4),
+                                       _trampoline(argtypes), addr, chunk)
     return run
 
 
 # -- the trampoline: native arguments from int64 slots -------------------------------
 # A task function's native signature is numba's calling convention: a return pointer, an
 # exception pointer, then every argument flattened into scalars (an array is meminfo,
-# parent, nitems, itemsize, data, shape..., strides...), then lo, hi. The launcher writes
-# the task's address and those scalars into int64 slots; the trampoline, a few LLVM
-# instructions built here per argument-type tuple (no numba compile), loads them back and
-# calls the task. Arrays travel without a meminfo (NULL: numba's reference counting skips
-# it); the caller keeps them alive for the call.
+# parent, nitems, itemsize, data, shape..., strides...), then lo, hi. The launcher
+# (``_launch``, a small serial kernel per argument-type tuple: numba unboxes the arguments
+# from Python as for any kernel) writes the task's address and those scalars into int64
+# slots on its stack; the trampoline, a few LLVM instructions built here per tuple (no numba
+# compile), loads them back and calls the task. The launcher holds its arguments (and their
+# references) until the driver returns.
 
 _trampolines = {}
 
 
 def _trampoline(argtypes):
-    """(address of ``tramp(blob, lo, hi)`` for ``argtypes``, Python slot packers)."""
-    hit = _trampolines.get(argtypes)
-    if hit is None:
+    """Address of ``tramp(slots, lo, hi)`` for task functions taking ``argtypes`` (built once)."""
+    addr = _trampolines.get(argtypes)
+    if addr is None:
         from numba.core.compiler_lock import global_compiler_lock
-        pack = tuple(_packer(t) for t in argtypes)
         # NOTE: under numba's compiler lock: two threads never build one tuple's trampoline
         # twice, nor two trampolines under one symbol name.
         with global_compiler_lock:
-            hit = _trampolines.get(argtypes)
-            if hit is None:
+            addr = _trampolines.get(argtypes)
+            if addr is None:
                 name = f"newch_tasks_trampoline_{len(_trampolines)}"
-                hit = _trampolines[argtypes] = (_build_trampoline(argtypes, pack, name), pack)
-    return hit
+                addr = _trampolines[argtypes] = _build_trampoline(argtypes, name)
+    return addr
 
 
-def _build_trampoline(argtypes, pack, name):
+def _build_trampoline(argtypes, name):
     """Machine-code address of LLVM function ``name``: tramp(blob, lo, hi) for ``argtypes``.
 
     Called under numba's compiler lock (``_trampoline``).
     """
-    from llvmlite import ir
     from numba.core.registry import cpu_target
 
     ctx = cpu_target.target_context
@@ -162,8 +208,6 @@ def _build_trampoline(argtypes, pack, name):
     i64 = ir.IntType(64)
     task_ty = cc.get_function_type(types.none, argtypes + (_I64, _I64))
     flat = task_ty.args[2:-2]
-    if len(flat) != sum(n for n, _ in pack):
-        raise TypeError(f"tasks: cannot pass arguments {argtypes} through a trampoline")
     lib = ctx.codegen().create_library(name)
     mod = lib.create_ir_module(name)
     fn = ir.Function(mod, cc.get_function_type(types.none, (_I64, _I64, _I64)), name)
@@ -197,59 +241,6 @@ def _build_trampoline(argtypes, pack, name):
 
 
 _libraries = []
-
-
-def _array_packer(t):
-    """Slots of an array argument of numba type ``t``, checked against ``t``.
-
-    NOTE: numba's compiled entry points refuse an array of another dtype or rank; the
-    slots reach machine code unchecked, so the launcher checks what it writes.
-    """
-    dtype, ndim, contiguous = as_dtype(t.dtype), t.ndim, t.layout == "C"
-
-    def slots(a):
-        if a.dtype != dtype or a.ndim != ndim or (contiguous and not a.flags.c_contiguous):
-            raise TypeError(f"tasks: expected an array of type {t}, got {a.ndim}-d {a.dtype} "
-                            f"with strides {a.strides}")
-        return (0, 0, a.size, a.itemsize, a.ctypes.data) + a.shape + a.strides
-    return slots
-
-
-def _f64_bits(v):
-    return _Q.unpack(_D.pack(v))[0]
-
-
-def _f32_bits(v):
-    return _I.unpack(_F.pack(v))[0]
-
-
-_Q, _D, _I, _F = (struct.Struct(f) for f in ("<q", "<d", "<i", "<f"))
-
-
-def _packer(t):
-    """(number of slots, fn(value) -> tuple of int slots) of numba type ``t``."""
-    if isinstance(t, types.Array):
-        return 5 + 2 * t.ndim, _array_packer(t)
-    if isinstance(t, types.Boolean):
-        return 1, lambda v: (1 if v else 0,)
-    if isinstance(t, types.Integer):
-        # NOTE: a slot is a signed int64: an unsigned value past 2**63 wraps into it.
-        return 1, lambda v: ((int(v) + (1 << 63)) % (1 << 64) - (1 << 63),)
-    if t == types.float64:
-        return 1, lambda v: (_f64_bits(v),)
-    if t == types.float32:
-        return 1, lambda v: (_f32_bits(v),)
-    if isinstance(t, types.BaseTuple):
-        parts = [_packer(e) for e in t]
-        return sum(n for n, _ in parts), lambda v: sum((f(x) for (_, f), x in zip(parts, v)), ())
-    raise TypeError(f"tasks: no parallel launch for an argument of type {t}")
-
-
-def _slots(pack, addr, args):
-    vals = [addr]
-    for (_, f), a in zip(pack, args):
-        vals.extend(f(a))
-    return array.array("q", vals)
 
 
 @functools.lru_cache(maxsize=None)

@@ -131,14 +131,16 @@ def test_the_trampoline_passes_every_argument_kind_as_a_direct_call_does():
 
 
 def test_a_parallel_launch_refuses_an_array_of_another_type():
+    # The launcher unboxes its arguments as numba's entry points do: an array of another
+    # dtype never reaches the task function's machine code (rank, layout and sizes are the
+    # public launchers' checks, as for serial entry points).
     x = np.zeros(100)
     run = tasks.driver(_scaled_cumsum, tasks.signature((x, 2.0, x)), chunk=10)
-    with pytest.raises(TypeError, match="tasks: expected an array of type array\\(float64, 1d, C\\)"):
+    with pytest.raises(TypeError, match="can't unbox array"):
         run(100, x.astype(np.float32), 2.0, x)
-    with pytest.raises(TypeError, match="got 2-d"):
-        run(100, x.reshape(10, 10), 2.0, x)
-    with pytest.raises(TypeError, match="strides"):
-        run(50, x[::2], 2.0, x)
+    out = np.full_like(x, np.nan)
+    run(100, x + 1, 2.0, out)
+    assert np.array_equal(out, _expected(x + 1, 2.0))
 
 
 def test_a_helper_runs_in_kernels_only():
