@@ -161,7 +161,10 @@ def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
     nr = NV * VBYTES // size
-    _pack_b(b, scratch, 0, b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
+    # NOTE: an int64 0 and read-only a, b (``_gemm_address``): the signatures of ``bgemm``'s own
+    # task functions, so a program with convolutions and Linear layers compiles them once.
+    _pack_b(b, scratch, np.int64(0),
+            b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
     _tasks(a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize, False, t0, ntask)
@@ -192,7 +195,10 @@ def _gemm(addr, a, b, out, scratch, tm, tn, ntask, wstart, wsize):
 def _gemm_address(dtype):
     """Address of ``_gemm_serial`` compiled for ``dtype`` with the passes' argument types."""
     t = numba.from_dtype(np.dtype(dtype))
-    a3, c3, c1, i = types.Array(t, 3, "A"), types.Array(t, 3, "C"), types.Array(t, 1, "C"), types.int64
+    # NOTE: a and b typed read-only as in ``matmul._types`` (one data model: ``_gemm`` passes
+    # writable views to the same machine code).
+    a3, c3, c1, i = (types.Array(t, 3, "A", readonly=True), types.Array(t, 3, "C"),
+                     types.Array(t, 1, "C"), types.int64)
     return address(_gemm_serial, (a3, a3, c3, c1, i, i, i, i, i, i))
 
 

@@ -15,6 +15,7 @@ import importlib
 import threading
 
 import numba
+from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic, overload as _numba_overload  # noqa: F401 (re-exported)
 
 from . import cache as _disk_cache
@@ -34,9 +35,13 @@ HELPERS = []   # serial device functions compiled through ``helper``
 
 
 def kernel(fn=None, *, parallel=False):
-    """Compile ``fn`` as a newch kernel (``@kernel`` or ``@kernel(parallel=True)``)."""
+    """Compile ``fn`` as a newch kernel (``@kernel`` or ``@kernel(parallel=True)``).
+
+    NOTE: no C-callable (cfunc) wrapper: newch calls kernels from Python or through their
+    native address (``tasks``), and the wrapper cost compile time for every kernel.
+    """
     def wrap(f):
-        jitted = numba.njit(f, cache=False, fastmath=False, nogil=True,
+        jitted = numba.njit(f, cache=False, fastmath=False, nogil=True, no_cfunc_wrapper=True,
                             parallel=PRANGE_ONLY if parallel else False, error_model="numpy")
         _disk_cache.attach(jitted)
         jitted.newch_kernel = True
@@ -78,9 +83,33 @@ def _compile_into(dispatcher, sig, done):
         done.append(None)
 
 
-def helper(fn):
-    """Compile a serial device function called from kernels (inlined by LLVM)."""
-    jitted = numba.njit(fn, cache=False, fastmath=False, nogil=True, error_model="numpy")
+class _HelperDispatcher(CPUDispatcher):
+    """A helper's dispatcher: callable from kernels only (it has no Python entry point)."""
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.py_func.__qualname__} is a kernel helper: it runs inside "
+                        "kernels only (from Python, call its .py_func)")
+
+
+def helper(fn=None, *, inline=True):
+    """Compile a serial device function called from kernels (``@helper``).
+
+    NOTE (cold start): numba inlines a helper into the kernel that calls it before typing
+    (``inline="always"``), so a helper is not compiled, optimised and saved on its own before
+    LLVM inlines and optimises it again inside its kernel (about a fifth of a small kernel's
+    compile time). A helper gets neither a Python wrapper nor a C-callable one (compiled on
+    its own, through ``tasks.address``, it runs from kernels only): calling one from Python
+    raises TypeError (``.py_func`` is the Python function).
+
+    ``@helper(inline=False)``: compiled on its own per argument types and inlined by LLVM only,
+    for a helper switching on a literal argument (numba prunes the branches of other values
+    in a helper compiled for the literal, not in one inlined before typing).
+    """
+    if fn is None:
+        return lambda f: helper(f, inline=inline)
+    jitted = _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(
+        nopython=True, fastmath=False, nogil=True, error_model="numpy",
+        inline="always" if inline else "never", no_cfunc_wrapper=True, no_cpython_wrapper=True))
     _disk_cache.attach(jitted)
     _report.track(jitted)   # NOTE: after attach: track wraps the cache it installs
     HELPERS.append(jitted)

@@ -18,10 +18,12 @@ import functools
 import math
 
 import numpy as np
+from numba.core import cgutils, types
+from numba.np.arrayobj import populate_array
 
 from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGMAX
 from .elementwise import as_c
-from .jit import helper
+from .jit import helper, intrinsic
 from .specialize import instance
 from .tasks import run
 
@@ -72,6 +74,35 @@ def tile_bounds(t, per, ib, nib, O, I):
     return ob * per, min(O, ob * per + per), bi * ib, min(I, bi * ib + ib)
 
 
+@intrinsic
+def _acc_buffer(typingctx, x, n):
+    """A 1-D buffer of ``n`` (a constant) accumulators of array ``x``'s dtype, on the stack.
+
+    The accumulator type is float64 for float x, int64 for integer and bool x. A kernel
+    does not allocate (DESIGN.md), and ``np.full`` compiled numba's allocator into the
+    first reduction (about 0.25 s of a cold start); a stack buffer costs nothing.
+    """
+    if not (isinstance(x, types.Array) and isinstance(n, types.IntegerLiteral)):
+        return None
+    acc = types.float64 if isinstance(x.dtype, types.Float) else types.int64
+    ret = types.Array(acc, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        count = n.literal_value
+        item = context.get_abi_sizeof(context.get_data_type(acc))
+        # NOTE: alloca_once puts the buffer in the entry block: one static stack slot, also
+        # where LLVM inlines this into a loop.
+        data = cgutils.alloca_once(builder, context.get_data_type(acc),
+                                   size=context.get_constant(types.intp, count))
+        buf = context.make_array(ret)(context, builder)
+        populate_array(buf, data=data, shape=[context.get_constant(types.intp, count)],
+                       strides=[context.get_constant(types.intp, item)], itemsize=item,
+                       meminfo=None)
+        return buf._getvalue()
+
+    return ret(x, n), codegen
+
+
 @helper
 def _sum_lanes(row, lanes):
     """Sum of a contiguous 1-D row: LANES interleaved partial sums, then added in lane order.
@@ -106,10 +137,10 @@ def _sum_rows(x, out, o0, o1, i0, i1):
     """
     R = x.shape[1]
     m = i1 - i0
-    # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
-    buf = np.full(m, x[o0, 0, i0] + np.int64(0))
+    buf = _acc_buffer(x, ROW_BLOCK)     # NOTE: i1 - i0 <= ROW_BLOCK (tile_plan)
     for o in range(o0, o1):
-        buf[:] = 0
+        for k in range(m):
+            buf[k] = 0
         # NOTE: views indexed from 0 let LLVM drop numba's negative-index fix-ups and use
         # contiguous vector loads instead of gathers.
         for r in range(R):
@@ -182,8 +213,7 @@ def _rows_body(x, center, out, o0, o1, i0, i1):
 
 @helper
 def _lanes_body(x, center, out, o0, o1, i0, i1):
-    # NOTE: x's dtype promoted with int64 is the accumulator type (float64 / int64).
-    lanes = np.full(LANES, x[o0, 0, 0] + np.int64(0))
+    lanes = _acc_buffer(x, LANES)
     for o in range(o0, o1):
         out[o, 0] = _sum_lanes(as_c(x[o, :, 0]), lanes)   # unit stride: checked by reduce_3d
 
@@ -241,7 +271,7 @@ def reduce_3d(code, x, center, out):
     run(k, ntask, par, x, center, out, per, ib, nib)
 
 
-@helper
+@helper(inline=False)
 def _combine(code, partials, out):
     """out[0] = the block partials combined serially, in order."""
     acc = partials[0]
@@ -271,16 +301,17 @@ def _combine(code, partials, out):
 def _reduce_all(x, center, partials, out, combine, t0, t1):
     """Blocks t0..t1-1 into their partials, then (``combine``) all partials into out[0]."""
     n = x.shape[0]
-    c2 = center.reshape((1, 1))
     zero, one = np.int64(0), np.int64(1)
     for b in range(t0, t1):
         lo = b * BLOCK
         blk = x[lo:min(n, lo + BLOCK)]
+        # NOTE: ``_CODE`` is a constant of the instance: numba drops the other branch before
+        # typing it (a SUM compiles no reshape).
         if _CODE == SUM:  # noqa: F821
-            partials[b] = _sum_lanes(blk, np.full(LANES, blk[0] + np.int64(0)))
+            partials[b] = _sum_lanes(blk, _acc_buffer(x, LANES))
         else:
-            _tile(blk.reshape((1, -1, 1)), c2, partials[b:b + 1].reshape((1, 1)),  # noqa: F821
-                  zero, one, zero, one)
+            _tile(blk.reshape((1, -1, 1)), center.reshape((1, 1)),  # noqa: F821
+                  partials[b:b + 1].reshape((1, 1)), zero, one, zero, one)
     if combine:
         _combine(_CODE, partials, out)  # noqa: F821
 

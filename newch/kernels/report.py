@@ -6,8 +6,10 @@ types it was specialised for, whether it is a parallel kernel, the cache
 state (``hit``: loaded from the disk cache, ``compiled``: built now, then
 saved), wall seconds, and the part of those seconds spent inside LLVM
 (optimisation and machine code; the rest is numba's typing and lowering).
-Helpers compiled while a kernel is being typed appear as their own rows,
-indented under the kernel; a kernel's seconds include its helpers'.
+Functions compiled on their own while a kernel is being typed (numba's
+overloads, ``@helper(inline=False)`` helpers, kernels a template calls) appear
+as their own rows, indented under the kernel; a kernel's seconds include
+theirs. Inlined helpers (``jit.helper``'s default) are part of their kernel.
 
     python -m newch.kernels.report --cold mlp
 

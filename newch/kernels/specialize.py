@@ -23,7 +23,7 @@ import types as _pytypes
 import numba
 from numba.core import types
 
-from .jit import compile_signature, kernel
+from .jit import compile_signature, helper, kernel
 
 __all__ = []
 
@@ -64,9 +64,13 @@ def element(table, what, name, dtype):
     return fn
 
 
-def instance(template, tag, parallel=False, **bound):
-    """``template`` with global names ``bound``, compiled as kernel ``<template>__<tag>``."""
-    key = (template, tag)
+def instance(template, tag, parallel=False, inline=False, **bound):
+    """``template`` with global names ``bound``, compiled as kernel ``<template>__<tag>``.
+
+    ``inline=True``: a helper (``jit.helper``) instead, for a loop another template calls
+    (an nd span's flat rows): numba inlines it there, no kernel of its own is compiled.
+    """
+    key = (template, tag, inline)
     k = _instances.get(key)
     if k is None:
         g = dict(template.__globals__)
@@ -74,10 +78,10 @@ def instance(template, tag, parallel=False, **bound):
         f = _pytypes.FunctionType(template.__code__, g, template.__name__, template.__defaults__)
         # NOTE: numba's disk cache files are named by module and qualified name, so each
         # instance gets its own name: two instances never share a cache index.
-        f.__qualname__ = f"{template.__name__}__{tag}"
+        f.__qualname__ = f"{template.__name__}__{tag}{'__inline' if inline else ''}"
         f.__module__ = template.__module__
         f.__doc__ = template.__doc__
-        k = _instances[key] = kernel(f, parallel=parallel)
+        k = _instances[key] = helper(f) if inline else kernel(f, parallel=parallel)
     return k
 
 

@@ -9,11 +9,18 @@ slower than the serial one, and a program paid for both.
 Here a kernel is compiled once, serially, as a *task function*
 ``fn(*args, lo, hi)`` that does the work items [lo, hi) (elements of a span,
 task indexes of a plan). ``driver(serial, argtypes)`` returns a launcher that
-runs it in parallel: a tiny driver kernel, ``prange`` over chunks of ``chunk``
-items, calls the task function through its machine-code address (passed at run
-time, so the driver caches on disk like any kernel). LLVM cannot inline through
-the address, so the driver compiles in a fraction of a second whatever the task
-does, and one driver per argument-type tuple serves every op with those types.
+runs it in parallel: one tiny driver kernel, ``prange`` over chunks of
+``chunk`` items, calls a *trampoline* through its machine-code address; the
+trampoline reads the task function's address and arguments from int64 slots
+and calls it. The slots are written by a small serial *launcher* kernel
+(``_launch``, one per argument-type tuple: numba unboxes the arguments from
+Python as for any kernel, so a launch costs what a call of an entry point
+does). The driver's arguments are four integers whatever the task, so one
+parallel driver, compiled once (and cached on disk), serves every task
+function of every kernel; a trampoline is a few LLVM instructions per
+argument-type tuple, built here without numba's compiler (milliseconds).
+LLVM cannot inline through an address, so nothing of the task is compiled
+again for the parallel path.
 
 Determinism: the driver runs exactly the calls ``fn(*args, lo, hi)`` the split
 ``[c*chunk, min(n, (c+1)*chunk))`` gives, one ``prange`` iteration each; the
@@ -29,7 +36,8 @@ import functools
 
 import numba
 import numpy as np
-from numba.core import types
+from llvmlite import ir
+from numba.core import cgutils, types
 
 from .jit import intrinsic, kernel, prange
 from .specialize import entry
@@ -58,11 +66,64 @@ def _call(typingctx, fnptr, args, lo, hi):
 
 
 @kernel(parallel=True)
-def _drive(fnptr, args, n, chunk):
-    """fn(*args, lo, hi) for every chunk [lo, hi) of ``chunk`` items of n, one prange iteration each."""
+def _drive(tramp, blob, n, chunk):
+    """tramp(blob, lo, hi) for every chunk [lo, hi) of ``chunk`` items of n, one prange iteration each.
+
+    ``tramp``: address of a trampoline (``_trampoline``) that unpacks the task function's
+    address and arguments from the int64 slots at address ``blob``: one driver, compiled
+    once, serves every task function whatever its argument types.
+    """
     for c in prange((n + chunk - 1) // chunk):
         lo = np.int64(c) * chunk
-        _call(fnptr, args, lo, min(lo + chunk, n))
+        _call(tramp, (blob,), lo, min(lo + chunk, n))
+
+
+@intrinsic
+def _launch_via(typingctx, drive, tramp, task, args, n, chunk):
+    """drive(tramp, slots, n, chunk) at address ``drive``, ``slots`` an int64 stack array holding
+    ``task`` and the native (flattened) arguments ``args``, as ``_trampoline`` reads them."""
+    if not (isinstance(args, types.BaseTuple) and isinstance(drive, types.Integer)):
+        return None
+    argtys = tuple(args)
+
+    def codegen(context, builder, sig, llargs):
+        i64 = ir.IntType(64)
+        vals = [builder.extract_value(llargs[3], i) for i in range(len(argtys))]
+        flat = context.get_arg_packer(argtys).as_arguments(builder, vals)
+        buf = cgutils.alloca_once(builder, i64, size=ir.Constant(i64, 1 + len(flat)))
+        builder.store(llargs[2], buf)
+        for k, v in enumerate(flat, 1):
+            builder.store(_as_i64(builder, v), builder.gep(buf, [ir.Constant(i64, k)]))
+        four = (types.int64,) * 4
+        fnty = context.call_conv.get_function_type(types.none, four)
+        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+        context.call_conv.call_function(builder, fn, types.none, four,
+                                        [llargs[1], builder.ptrtoint(buf, i64)] + list(llargs[4:]))
+        return context.get_dummy_value()
+
+    return types.none(drive, tramp, task, args, n, chunk), codegen
+
+
+def _as_i64(builder, v):
+    """Native scalar ``v`` (pointer, integer, float, double) in an int64 slot."""
+    i64 = ir.IntType(64)
+    t = v.type
+    if isinstance(t, ir.PointerType):
+        return builder.ptrtoint(v, i64)
+    if isinstance(t, ir.IntType):
+        return v if t.width == 64 else builder.zext(v, i64)
+    if isinstance(t, ir.DoubleType):
+        return builder.bitcast(v, i64)
+    if isinstance(t, ir.FloatType):
+        return builder.zext(builder.bitcast(v, ir.IntType(32)), i64)
+    raise TypeError(f"tasks: no parallel launch for a native argument of type {t}")
+
+
+@kernel
+def _launch(drive, tramp, task, args, n, chunk):
+    """Run task function ``task`` over n items on numba's threads (``_launch_via``); compiled once
+    per argument-type tuple: a small serial function, where a driver of its own was a parallel one."""
+    _launch_via(drive, tramp, task, args, n, chunk)
 
 
 _I64 = types.int64
@@ -78,13 +139,14 @@ def address(dispatcher, sig):
 
 class Parallel:
     """``run(n, *args)``: the task function over [0, n) in chunks, on numba's threads."""
-    __slots__ = ("fn", "addr", "chunk")
+    __slots__ = ("launch", "drive", "tramp", "addr", "chunk")
 
-    def __init__(self, fn, addr, chunk):
-        self.fn, self.addr, self.chunk = fn, addr, chunk
+    def __init__(self, launch, drive, tramp, addr, chunk):
+        self.launch, self.drive, self.tramp, self.addr = launch, drive, tramp, addr
+        self.chunk = chunk
 
     def __call__(self, n, *args):
-        self.fn(self.addr, args, n, self.chunk)
+        self.launch(self.drive, self.tramp, self.addr, args, n, self.chunk)
 
 
 def driver(serial, argtypes, chunk=1):
@@ -100,9 +162,85 @@ def driver(serial, argtypes, chunk=1):
     run = _drivers.get(key)
     if run is None:
         addr = address(serial, argtypes + (_I64, _I64))
-        fn = entry(_drive, (_I64, types.Tuple(argtypes), _I64, _I64))
-        run = _drivers[key] = Parallel(fn, addr, chunk)
+        launch = entry(_launch, (_I64, _I64, _I64, types.Tuple(argtypes), _I64, _I64))
+        run = _drivers[key] = Parallel(launch, address(_drive, (_I64,) * 4),
+                                       _trampoline(argtypes), addr, chunk)
     return run
+
+
+# -- the trampoline: native arguments from int64 slots -------------------------------
+# A task function's native signature is numba's calling convention: a return pointer, an
+# exception pointer, then every argument flattened into scalars (an array is meminfo,
+# parent, nitems, itemsize, data, shape..., strides...), then lo, hi. The launcher
+# (``_launch``, a small serial kernel per argument-type tuple: numba unboxes the arguments
+# from Python as for any kernel) writes the task's address and those scalars into int64
+# slots on its stack; the trampoline, a few LLVM instructions built here per tuple (no numba
+# compile), loads them back and calls the task. The launcher holds its arguments (and their
+# references) until the driver returns.
+
+_trampolines = {}
+
+
+def _trampoline(argtypes):
+    """Address of ``tramp(slots, lo, hi)`` for task functions taking ``argtypes`` (built once)."""
+    addr = _trampolines.get(argtypes)
+    if addr is None:
+        from numba.core.compiler_lock import global_compiler_lock
+        # NOTE: under numba's compiler lock: two threads never build one tuple's trampoline
+        # twice, nor two trampolines under one symbol name.
+        with global_compiler_lock:
+            addr = _trampolines.get(argtypes)
+            if addr is None:
+                name = f"newch_tasks_trampoline_{len(_trampolines)}"
+                addr = _trampolines[argtypes] = _build_trampoline(argtypes, name)
+    return addr
+
+
+def _build_trampoline(argtypes, name):
+    """Machine-code address of LLVM function ``name``: tramp(blob, lo, hi) for ``argtypes``.
+
+    Called under numba's compiler lock (``_trampoline``).
+    """
+    from numba.core.registry import cpu_target
+
+    ctx = cpu_target.target_context
+    cc = ctx.call_conv
+    i64 = ir.IntType(64)
+    task_ty = cc.get_function_type(types.none, argtypes + (_I64, _I64))
+    flat = task_ty.args[2:-2]
+    lib = ctx.codegen().create_library(name)
+    mod = lib.create_ir_module(name)
+    fn = ir.Function(mod, cc.get_function_type(types.none, (_I64, _I64, _I64)), name)
+    b = ir.IRBuilder(fn.append_basic_block())
+    retptr, excinfo, blob, lo, hi = fn.args
+    base = b.inttoptr(blob, i64.as_pointer())
+
+    def slot(k):
+        return b.load(b.gep(base, [ir.Constant(i64, k)]))
+
+    vals = []
+    for k, t in enumerate(flat, 1):
+        v = slot(k)
+        if isinstance(t, ir.PointerType):
+            v = b.inttoptr(v, t)
+        elif isinstance(t, ir.IntType):
+            v = v if t.width == 64 else b.trunc(v, t)
+        elif isinstance(t, ir.DoubleType):
+            v = b.bitcast(v, t)
+        elif isinstance(t, ir.FloatType):
+            v = b.bitcast(b.trunc(v, ir.IntType(32)), t)
+        else:
+            raise TypeError(f"tasks: no trampoline for native argument type {t}")
+        vals.append(v)
+    task = b.inttoptr(slot(0), task_ty.as_pointer())
+    b.ret(b.call(task, [retptr, excinfo] + vals + [lo, hi]))
+    lib.add_ir_module(mod)
+    lib.finalize()
+    _libraries.append(lib)      # NOTE: the machine code lives as long as its library
+    return lib.get_pointer_to_function(name)
+
+
+_libraries = []
 
 
 @functools.lru_cache(maxsize=None)

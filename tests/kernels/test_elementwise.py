@@ -438,6 +438,25 @@ def test_nd_writes_strided_out():
         NB.copy_nd(a, np.zeros((2, 3, 5, 4), np.float32))
 
 
+@pytest.mark.parametrize("rows, cols", [(64, 256), (2, 1), (1, 5), (3000, 17)])
+def test_binary_nd_row_broadcast_takes_the_row_loop_with_the_same_bits(rows, cols):
+    # out = a op row (a Linear layer's bias add) runs a 1-D loop over rows; it must give the
+    # bits of numpy and of the 4-D loop (a row given as a strided copy takes that one).
+    a = data(np.float32, rows * cols, seed=30).reshape(1, 1, rows, cols)
+    row = data(np.float32, cols, seed=31)
+    b = np.broadcast_to(row, a.shape)
+    assert (NB._row_broadcast(a, b, np.empty_like(a)) is not None) == (rows > 1)
+    b_strided = np.broadcast_to(np.repeat(row, 2)[::2], a.shape)
+    for code in (C.ADD, C.SUB, C.DIV, C.MAXIMUM):
+        out, out_nd = np.full_like(a, np.nan), np.full_like(a, np.nan)
+        NB.binary_nd(code, a, b, out)
+        NB.binary_nd(code, a, b_strided, out_nd)
+        want = np.empty_like(a)
+        REF.binary_nd(code, a, b, want)
+        assert_match(out, want, what=code)
+        assert np.array_equal(out.view(np.int32), out_nd.view(np.int32)), code
+
+
 # ------------------------------------------------------------ determinism
 
 def determinism_cases():
@@ -448,6 +467,7 @@ def determinism_cases():
     x4 = data(np.float32, 6 * 32 * 41 * 37, seed=22).reshape(6, 32, 41, 37)
     t4 = x4.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2)
     bias = np.broadcast_to(data(np.float32, 32, seed=23).reshape(1, 32, 1, 1), x4.shape)
+    row = np.broadcast_to(data(np.float32, 37, seed=24), x4.shape)     # a Linear layer's bias
     return [
         ("exp", "unary", (C.EXP, x, np.empty_like(x))),
         ("gelu", "unary", (C.GELU_ERF, x, np.empty_like(x))),
@@ -457,6 +477,7 @@ def determinism_cases():
         ("axpby", "axpby", (np.float32(0.9), x, np.float32(0.1), y, np.empty_like(x))),
         ("tanh nd", "unary_nd", (C.TANH, t4, np.empty_like(x4))),
         ("bias sub", "binary_nd", (C.SUB, bias, x4, np.empty_like(x4))),
+        ("row bias div", "binary_nd", (C.DIV, x4, row, np.empty_like(x4))),
         ("transposed div", "binary_nd", (C.DIV, t4, x4, np.empty_like(x4))),
         ("where", "where_nd", (x4 > 0, t4, bias, np.empty_like(x4))),
         ("copy", "copy_nd", (t4, np.empty(x4.shape, np.float64))),

@@ -102,3 +102,49 @@ def test_parallel_launch_after_loading_from_the_disk_cache(tmp_path):
     first, second = (r.stdout.split() for r in runs)
     assert first[0] == "['compiled']" and second[0] == "['hit']"
     assert first[1:] == second[1:]
+
+
+@kernel
+def _mixed(x, y, flag, k, s32, s64, pair, out, lo, hi):
+    """Task t: out[t] from arguments of every kind a trampoline unpacks (arrays of two ranks and
+    layouts, bool, int, float32, float64, a tuple)."""
+    for t in range(lo, hi):
+        v = x[t] * s32 + y[t % y.shape[0], t % y.shape[1]] * s64 + k + pair[0] - pair[1]
+        out[t] = -v if flag else v
+
+
+def test_the_trampoline_passes_every_argument_kind_as_a_direct_call_does():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(500)
+    y = rng.standard_normal((7, 12))[::-2, ::3]         # negative and non-unit strides
+    y.flags.writeable = False
+    args = (x, y, True, -3, np.float32(0.1), -2.5e-300, (7, 2 ** 40))
+    sig = tasks.signature(args[:6]) + (types.UniTuple(types.int64, 2),
+                                       types.Array(types.float64, 1, "C"))
+    want = np.empty(500)
+    _mixed(*args, want, 0, 500)                         # numba's own Python entry point
+    got = np.full(500, np.nan)
+    tasks.driver(_mixed, sig, chunk=64)(500, *args, got)
+    assert np.array_equal(got, want)
+    assert np.array_equal(want, -(x * np.float64(np.float32(0.1)) + y[np.arange(500) % 4,
+                                  np.arange(500) % 4] * -2.5e-300 - 3 + 7 - 2 ** 40))
+
+
+def test_a_parallel_launch_refuses_an_array_of_another_type():
+    # The launcher unboxes its arguments as numba's entry points do: an array of another
+    # dtype never reaches the task function's machine code (rank, layout and sizes are the
+    # public launchers' checks, as for serial entry points).
+    x = np.zeros(100)
+    run = tasks.driver(_scaled_cumsum, tasks.signature((x, 2.0, x)), chunk=10)
+    with pytest.raises(TypeError, match="can't unbox array"):
+        run(100, x.astype(np.float32), 2.0, x)
+    out = np.full_like(x, np.nan)
+    run(100, x + 1, 2.0, out)
+    assert np.array_equal(out, _expected(x + 1, 2.0))
+
+
+def test_a_helper_runs_in_kernels_only():
+    from newch.kernels import reduce
+    with pytest.raises(TypeError, match="tile_plan is a kernel helper"):
+        reduce.tile_plan(4, 5, 6)
+    assert reduce.tile_plan.py_func(4, 5, 6)[0] >= 1
