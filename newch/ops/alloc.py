@@ -28,9 +28,12 @@ def empty(shape, dtype, persistent=False):
     for s in shape:
         n *= s
     ctx = default_context()
-    st = ctx.pool.alloc(n) if persistent or ctx._local.persistent else ctx.arena.alloc(n)
+    if persistent or ctx._local.persistent:
+        st = ctx.pool.alloc(n)
+        return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
+    st = ctx.arena.alloc(n)
     # NOTE: one numpy call (not slice + view + reshape): C-contiguous over the storage's bytes
-    return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
+    return Tensor._make(np.ndarray(shape, dtype.np, st.block, st.offset), st)
 
 
 def empty_like_array(a, dtype=None):

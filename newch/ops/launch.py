@@ -225,8 +225,12 @@ def _flat_binary(code, A, B, out_dtype):
     n = A.size
     # NOTE: alloc.empty inlined (the default context looked up once for memory and kernels)
     nbytes = n * out_dtype.itemsize
-    st = ctx.pool.alloc(nbytes) if ctx._local.persistent else ctx.arena.alloc(nbytes)
-    o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    if ctx._local.persistent:
+        st = ctx.pool.alloc(nbytes)
+        o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    else:
+        st = ctx.arena.alloc(nbytes)
+        o = np.ndarray(A.shape, out_dtype.np, st.block, st.offset)
     out = Tensor._make(o, st)
     if A.ndim != 1:
         if not n:
