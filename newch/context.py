@@ -227,7 +227,9 @@ def track(fn):
     """
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        guard = default_context().guard
+        # NOTE: default_context() inlined for its common case (no `with ctx:` open anywhere)
+        ctx = _default[0]
+        guard = (default_context() if _entered[0] or ctx is None else ctx).guard
         busy, tid = guard.busy, _get_ident()
         if tid in busy:                     # nested: the outer call is registered
             return fn(*args, **kwargs)

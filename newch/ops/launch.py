@@ -174,8 +174,10 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
             B = b._a
             # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes
             # promote to themselves): same shape and dtype, both C-contiguous, both alive.
+            # (``x + x``, ``x * x``: one array, its layout checked once)
             if (A.shape == B.shape and A.dtype == B.dtype and A.ndim and a._s.gen.alive
-                    and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
+                    and b._s.gen.alive and A.flags.c_contiguous
+                    and (B is A or B.flags.c_contiguous)
                     and (compute_dtype is None or compute_dtype.np == A.dtype)):
                 return _flat_binary(code, A, B, out_dtype or a.dtype)
             if (A.dtype == B.dtype and a._s.gen.alive and b._s.gen.alive

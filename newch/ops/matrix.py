@@ -6,6 +6,7 @@ from .alloc import data, empty, kernels, view_of
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
 from .launch import copy_into, launch_binary
+from .reduce import reduce
 from ..kernels import codes as C
 
 __all__ = ["bmm", "matmul", "mm"]
@@ -224,7 +225,12 @@ def _record_linear(out, input, weight, bias):
             G = data(g, "AddmmBackward0")
             dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
             dw = _gemm(G.T, data(x, "AddmmBackward0"), g.dtype) if gw else None
-        return dx, dw, (sum_to(g, (n,)) if gb else None)
+        if not gb:
+            return dx, dw, None
+        # NOTE: sum over the batch: the kernel and order sum_to(g, (n,)) uses, without its
+        # keepdim-then-reshape ops
+        return dx, dw, (sum_to(g, (n,)) if is_grad_enabled() else
+                        reduce("AddmmBackward0", C.SUM, g, (0,), False, g.dtype))
     saved = ([input] if gw else []) + ([weight] if gx else [])
     record(out, "AddmmBackward0" if bias is not None else "MmBackward0",
            (input, weight, bias), backward, saved)
