@@ -145,7 +145,11 @@ def launch_binary(code, A, B, out):
         # NOTE: one value to compute: compute it once, then fill (no nd kernel for a broadcast
         # of two scalars, such as the backward of mean()).
         first = out.reshape(-1)[:1]
-        K.binary_scalar(code, np.full((1,), A), B, first)
+        if isinstance(A, np.generic) and A.dtype == out.dtype:
+            first[0] = A       # NOTE: the value read in place (no numpy temporary for it)
+            K.binary_scalar(code, first, B, first)
+        else:
+            K.binary_scalar(code, np.full((1,), A), B, first)
         if out.size > 1:
             K.fill_nd(out.reshape((1, 1, 1, -1)), first[0])
         return
