@@ -45,7 +45,9 @@ class Storage:
         self.owner = owner
         self.block = block
         self.offset = offset
-        self.views = weakref.WeakSet() if gen is PERSISTENT else None
+        # NOTE: arena storages (given a block) are never persistent: no global looked up
+        self.views = None if block is not None else (weakref.WeakSet() if gen is PERSISTENT
+                                                     else None)
         self.version = 0      # bumped by in-place writes; autograd checks saved tensors against it
 
     @property
