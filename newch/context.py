@@ -219,30 +219,57 @@ def set_default_context(ctx):
     return prev
 
 
-def track(fn):
+def track(fn, binary=False):
     """Run ``fn`` as an op in flight on the current context (see ``memory/guard.py``).
 
     ``step_end()``, ``trim()`` and ``release()`` on another thread wait until it
-    returns; nested calls cost one dict lookup.
+    returns; nested calls cost one dict lookup. ``binary=True`` for an operator
+    method called with exactly two operands (``x + y``): a wrapper without
+    ``*args, **kwargs`` packing.
     """
-    @functools.wraps(fn)
-    def op(*args, **kwargs):
-        guard = default_context().guard
-        busy, tid = guard.busy, _get_ident()
-        if tid in busy:                     # nested: the outer call is registered
-            return fn(*args, **kwargs)
-        busy[tid] = True                    # NOTE: Guard.enter's common case, inlined
-        if guard.draining:
-            del busy[tid]
-            guard.enter(tid)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            del busy[tid]
+    if binary:
+        @functools.wraps(fn)
+        def op(a, b):
+            guard, tid = _guard(), _get_ident()
+            busy = guard.busy
+            if tid in busy:
+                return fn(a, b)
+            busy[tid] = True
             if guard.draining:
-                guard.wake()
+                del busy[tid]
+                guard.enter(tid)
+            try:
+                return fn(a, b)
+            finally:
+                del busy[tid]
+                if guard.draining:
+                    guard.wake()
+    else:
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            guard, tid = _guard(), _get_ident()
+            busy = guard.busy
+            if tid in busy:                     # nested: the outer call is registered
+                return fn(*args, **kwargs)
+            busy[tid] = True                    # NOTE: Guard.enter's common case, inlined
+            if guard.draining:
+                del busy[tid]
+                guard.enter(tid)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                del busy[tid]
+                if guard.draining:
+                    guard.wake()
     op.newch_tracked = True
     return op
+
+
+def _guard():
+    """The current context's guard; default_context() inlined for its common case (no
+    ``with ctx:`` open on any thread)."""
+    ctx = _default[0]
+    return (default_context() if _entered[0] or ctx is None else ctx).guard
 
 
 def manual_seed(seed):
@@ -251,6 +278,13 @@ def manual_seed(seed):
         raise TypeError(f"manual_seed: expected an int seed, got {type(seed).__name__}")
     default_context().manual_seed(int(seed))
 
+
+# operator methods Python calls with exactly two operands (``x + y``, ``x < y``)
+_BINARY_OPERATORS = {
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__matmul__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__iadd__", "__isub__",
+    "__imul__", "__itruediv__"}
 
 # Tensor methods (defined in tensor.py) that read a tensor's bytes outside any op
 _TENSOR_READS = ("item", "tolist", "numpy", "__array__", "__repr__", "__bool__", "__float__",
@@ -272,7 +306,7 @@ def track_entry_points(namespace, tensor_cls, modules, optimizer_cls):
             namespace[name] = track(fn)
     for name, fn in list(vars(tensor_cls).items()):
         if wants(fn, name):
-            setattr(tensor_cls, name, track(fn))
+            setattr(tensor_cls, name, track(fn, binary=name in _BINARY_OPERATORS))
     for mod in modules:
         for name in mod.__all__:
             fn = getattr(mod, name)

@@ -269,16 +269,43 @@ def signature(args):
     return tuple(_typeof(a) for a in args)
 
 
+_launchers = {}    # (task function, parallel or chunk, _type_key(args)) -> launcher
+
+
+def _type_key(args):
+    """A cheap stand-in for ``signature(args)``: equal keys give equal signatures.
+
+    NOTE: hashing numba types runs Python code per type; this key hashes numpy dtypes,
+    ints and bools, so a launch costs one dict lookup on the hot path.
+    """
+    return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if isinstance(a, np.ndarray)
+                  else type(a) for a in args])
+
+
+def _launcher(serial, mode, args):
+    """The compiled launcher for ``args``: the task function's entry point (``mode`` False),
+    or a ``Parallel`` driver (``mode`` True, or a chunk size)."""
+    key = (serial, mode, _type_key(args))
+    fn = _launchers.get(key)
+    if fn is None:
+        sig = signature(args)
+        if mode is False:
+            fn = entry(serial, sig + (_I64, _I64))
+        else:
+            fn = driver(serial, sig) if mode is True else driver(serial, sig, mode)
+        _launchers[key] = fn
+    return fn
+
+
 def run(serial, n, parallel, *args):
     """Task function ``serial`` over tasks [0, n): in this thread, or one task per prange iteration.
 
     Both compile ``serial`` once for ``signature(args)`` (plus lo, hi).
     """
-    sig = signature(args)
     if parallel:
-        driver(serial, sig)(n, *args)
+        _launcher(serial, True, args)(n, *args)
     else:
-        entry(serial, sig + (_I64, _I64))(*args, 0, n)
+        _launcher(serial, False, args)(*args, 0, n)
 
 
 def chunked(serial, n, chunk, serial_max, *args):
@@ -288,6 +315,6 @@ def chunked(serial, n, chunk, serial_max, *args):
     threads run chunks of ``chunk`` elements. Every element must be computed on its own.
     """
     if n > serial_max:
-        driver(serial, signature(args), chunk)(n, *args)
+        _launcher(serial, int(chunk), args)(n, *args)
     elif n:
-        entry(serial, signature(args) + (_I64, _I64))(*args, 0, n)
+        _launcher(serial, False, args)(*args, 0, n)

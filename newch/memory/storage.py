@@ -29,24 +29,40 @@ PERSISTENT = Generation(step=-1, how="release()")
 class Storage:
     """Bytes owned by an arena (temporary) or by the persistent pool.
 
-    Fields: ``buf`` uint8 view of exactly ``nbytes`` (64-byte aligned),
-    ``gen`` its Generation, ``owner`` the arena or pool that takes the bytes
+    Fields: ``buf`` uint8 view of exactly ``nbytes`` (64-byte aligned; for an arena
+    storage cut from its block when first asked for, see ``buf``), ``gen`` its Generation, ``owner`` the arena or pool that takes the bytes
     back, ``block``/``offset`` where it sits in an arena block, ``views`` a weak
     set of the tensors viewing a persistent storage (so release() can drop them),
     ``version`` counts in-place writes.
     """
-    __slots__ = ("buf", "nbytes", "gen", "owner", "block", "offset", "views", "version",
+    __slots__ = ("_buf", "nbytes", "gen", "owner", "block", "offset", "views", "version",
                  "__weakref__")
 
     def __init__(self, buf, nbytes, gen, owner, block=None, offset=0):
-        self.buf = buf
+        self._buf = buf
         self.nbytes = nbytes
         self.gen = gen
         self.owner = owner
         self.block = block
         self.offset = offset
-        self.views = weakref.WeakSet() if gen is PERSISTENT else None
+        # NOTE: arena storages (given a block) are never persistent: no global looked up
+        self.views = None if block is not None else (weakref.WeakSet() if gen is PERSISTENT
+                                                     else None)
         self.version = 0      # bumped by in-place writes; autograd checks saved tensors against it
+
+    @property
+    def buf(self):
+        """The storage's bytes as a uint8 array (None once freed by ``release()``)."""
+        # NOTE: an arena storage is made without its slice (allocation makes its tensor's
+        # array straight from ``block`` and ``offset``); it is cut here when code asks for it.
+        b = self._buf
+        if b is None and self.block is not None:
+            return self.block[self.offset:self.offset + self.nbytes]
+        return b
+
+    @buf.setter
+    def buf(self, value):
+        self._buf = value
 
     @property
     def persistent(self):
@@ -64,7 +80,7 @@ class Storage:
             dead.alive = False
             old, self.gen = self.gen, dead
             self.owner.guard.free(self.owner, *self._freed(old))
-            self.buf = None
+            self._buf = self.block = None
 
     def _freed(self, gen):
         """The arguments of the owner's ``_give_back`` for these bytes."""

@@ -20,6 +20,7 @@ from .record import needs_grad, record
 from .reduce import reduce, sum as _sum
 from .conditional import where
 from .relu_mask import relu_saving_bits
+from ..tensor import Tensor
 from .unary import _op, erf, exp, expm1, log, sigmoid, tanh
 
 __all__ = ["elu", "gelu", "leaky_relu", "log_softmax", "relu", "silu", "softmax"]
@@ -191,8 +192,11 @@ def relu(input):
         >>> relu(newch.tensor([-1.0, 2.0])).tolist()
         [0.0, 2.0]
     """
-    out = relu_saving_bits(input)
-    return out if out is not None else _relu_plain(input)
+    if isinstance(input, Tensor) and input._rg:     # NOTE: without a gradient, the plain op
+        out = relu_saving_bits(input)
+        if out is not None:
+            return out
+    return _relu_plain(input)
 
 
 def _silu_grad(g, x, o):

@@ -28,9 +28,34 @@ def empty(shape, dtype, persistent=False):
     for s in shape:
         n *= s
     ctx = default_context()
-    st = ctx.pool.alloc(n) if persistent or ctx._local.persistent else ctx.arena.alloc(n)
+    if persistent or ctx._local.persistent:
+        st = ctx.pool.alloc(n)
+        return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
+    st = ctx.arena.alloc(n)
     # NOTE: one numpy call (not slice + view + reshape): C-contiguous over the storage's bytes
-    return Tensor._make(np.ndarray(shape, dtype.np, st.buf), st)
+    return Tensor._make(np.ndarray(shape, dtype.np, st.block, st.offset), st)
+
+
+def empty_with_scratch(shape, dtype, n, scratch_dtype):
+    """(a new tensor, a scratch array of ``n`` elements of numpy ``scratch_dtype``) from one
+    allocation: the scratch sits after the tensor's bytes (64-byte aligned) and its memory
+    goes back with the tensor's. For small scratch a kernel needs beside a small result
+    (the partial sums of a whole-tensor reduction): one allocation instead of two.
+    """
+    head = dtype.itemsize
+    for s in shape:
+        head *= s
+    head = (head + 63) & -64
+    total = head + n * np.dtype(scratch_dtype).itemsize
+    ctx = default_context()
+    if ctx._local.persistent:
+        st = ctx.pool.alloc(total)
+        buf, off = st.buf, 0
+    else:
+        st = ctx.arena.alloc(total)
+        buf, off = st.block, st.offset
+    out = Tensor._make(np.ndarray(shape, dtype.np, buf, off), st)
+    return out, np.ndarray((n,), scratch_dtype, buf, off + head)
 
 
 def empty_like_array(a, dtype=None):

@@ -58,7 +58,9 @@ def add(input, other, *, alpha=1):
     out = binary("add", C.ADD, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
-        record(out, "AddBackward0", (input, other), lambda g: (sum_to(g, sa), sum_to(g, sb)))
+        ga, gb = _wants(input), _wants(other)     # NOTE: no reduction for a side without grad
+        record(out, "AddBackward0", (input, other),
+               lambda g: (sum_to(g, sa) if ga else None, sum_to(g, sb) if gb else None))
     return out
 
 
@@ -69,7 +71,9 @@ def sub(input, other, *, alpha=1):
     out = binary("sub", C.SUB, input, other)
     if needs_grad(input, other):
         sa, sb = _shape(input), _shape(other)
-        record(out, "SubBackward0", (input, other), lambda g: (sum_to(g, sa), sum_to(-g, sb)))
+        ga, gb = _wants(input), _wants(other)     # NOTE: no negation for a side without grad
+        record(out, "SubBackward0", (input, other),
+               lambda g: (sum_to(g, sa) if ga else None, sum_to(-g, sb) if gb else None))
     return out
 
 

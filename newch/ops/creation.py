@@ -8,9 +8,9 @@ from ..context import default_context
 from ..device import check_device
 from ..errors import IntegerOverflow
 from ..tensor import Tensor
-from .alloc import data, empty as _empty, is_scalar, norm_shape
+from .alloc import data, empty as _empty, is_scalar, kernels, norm_shape
 from .convert import own
-from .launch import check_fits, copy_into
+from .launch import as_array, check_fits, copy_into
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
@@ -134,8 +134,10 @@ def _filled(op, size, value, dtype, requires_grad, device=None):
     if op == "full":
         check_fits(op, value, dt)
     out = _empty(shape, dt)
-    if value is not None:
-        out.fill_(value)
+    if value is not None and out._a.size:
+        # NOTE: a fresh contiguous tensor: the fill kernel straight away (not the checked
+        # in-place op fill_, which would also bump the version: PyTorch's factories leave 0)
+        kernels().fill_nd(out._a.reshape((1, 1, 1, -1)), as_array(value, dt, op)[0])
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -145,7 +145,11 @@ def launch_binary(code, A, B, out):
         # NOTE: one value to compute: compute it once, then fill (no nd kernel for a broadcast
         # of two scalars, such as the backward of mean()).
         first = out.reshape(-1)[:1]
-        K.binary_scalar(code, np.full((1,), A), B, first)
+        if isinstance(A, np.generic) and A.dtype == out.dtype:
+            first[0] = A       # NOTE: the value read in place (no numpy temporary for it)
+            K.binary_scalar(code, first, B, first)
+        else:
+            K.binary_scalar(code, np.full((1,), A), B, first)
         if out.size > 1:
             K.fill_nd(out.reshape((1, 1, 1, -1)), first[0])
         return
@@ -174,8 +178,10 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
             B = b._a
             # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes
             # promote to themselves): same shape and dtype, both C-contiguous, both alive.
+            # (``x + x``, ``x * x``: one array, its layout checked once)
             if (A.shape == B.shape and A.dtype == B.dtype and A.ndim and a._s.gen.alive
-                    and b._s.gen.alive and A.flags.c_contiguous and B.flags.c_contiguous
+                    and b._s.gen.alive and A.flags.c_contiguous
+                    and (B is A or B.flags.c_contiguous)
                     and (compute_dtype is None or compute_dtype.np == A.dtype)):
                 return _flat_binary(code, A, B, out_dtype or a.dtype)
             if (A.dtype == B.dtype and a._s.gen.alive and b._s.gen.alive
@@ -225,8 +231,12 @@ def _flat_binary(code, A, B, out_dtype):
     n = A.size
     # NOTE: alloc.empty inlined (the default context looked up once for memory and kernels)
     nbytes = n * out_dtype.itemsize
-    st = ctx.pool.alloc(nbytes) if ctx._local.persistent else ctx.arena.alloc(nbytes)
-    o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    if ctx._local.persistent:
+        st = ctx.pool.alloc(nbytes)
+        o = np.ndarray(A.shape, out_dtype.np, st.buf)
+    else:
+        st = ctx.arena.alloc(nbytes)
+        o = np.ndarray(A.shape, out_dtype.np, st.block, st.offset)
     out = Tensor._make(o, st)
     if A.ndim != 1:
         if not n:

@@ -39,8 +39,22 @@ def reshape_view(a, shape):
     return v
 
 
+_BROADCAST = {}         # shapes -> their broadcast shape (only shapes that broadcast)
+
+
 def broadcast_shapes(op, *shapes):
     """The broadcast shape of ``shapes`` (PyTorch/numpy rules) or ValueError naming the dims."""
+    hit = _BROADCAST.get(shapes)
+    if hit is not None:
+        return hit
+    out = _broadcast(op, shapes)
+    if len(_BROADCAST) >= _MERGED_MAX:
+        _BROADCAST.clear()
+    _BROADCAST[shapes] = out
+    return out
+
+
+def _broadcast(op, shapes):
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

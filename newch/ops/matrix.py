@@ -5,7 +5,9 @@ from ..tensor import Tensor
 from .alloc import data, empty, kernels, view_of
 from .layout import broadcast_shapes, reshape_view
 from .record import needs_grad, pack, record, sum_to
-from .launch import copy_into
+from .launch import copy_into, launch_binary
+from .reduce import reduce
+from ..kernels import codes as C
 
 __all__ = ["bmm", "matmul", "mm"]
 TENSOR_METHODS = ["bmm", "matmul", "mm"]   # also bound as Tensor methods (ops/methods.py)
@@ -183,3 +185,52 @@ def _mm_grads(g, a, b, ta, tb):
         else:
             db = _gemm(A.T, G, g.dtype)
     return da, db
+
+
+def linear_2d(input, weight, bias=None):
+    """``input @ weight.T + bias`` for a 2-D input and weight, recorded as one graph node.
+
+    What ``F.linear`` computes for a batch of vectors, without the transpose, matmul and add
+    nodes of the composed form: the gemm reads ``weight`` through its strides, the bias is
+    added in place into the product (the kernel ``add`` uses: the same bits), and backward
+    is two gemms and a column sum. The caller checked shapes and dtypes; ``bias`` is None or
+    a 1-D tensor of ``weight.shape[0]`` elements.
+
+    Example:
+        >>> linear_2d(newch.ones(2, 3), newch.ones(4, 3), newch.zeros(4)).tolist()[0]
+        [3.0, 3.0, 3.0, 3.0]
+    """
+    _check("linear", input, weight)
+    x, w = data(input, "linear"), data(weight, "linear")
+    out = _gemm(x, w.T, input.dtype)
+    if bias is not None:
+        launch_binary(C.ADD, out._a, data(bias, "linear"), out._a)
+    if needs_grad(input, weight, bias):
+        _record_linear(out, input, weight, bias)
+    return out
+
+
+def _record_linear(out, input, weight, bias):
+    gx, gw = input._rg, weight._rg
+    gb = bias is not None and bias._rg
+    n = weight.shape[0]
+
+    def backward(g, *s):
+        it = iter(s)            # NOTE: x saved when w needs its gradient, w when x does
+        x, w = next(it) if gw else None, next(it) if gx else None
+        if is_grad_enabled():        # NOTE: create_graph: differentiable ops
+            dx = matmul(g, w) if gx else None
+            dw = matmul(g.t(), x) if gw else None
+        else:
+            G = data(g, "AddmmBackward0")
+            dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
+            dw = _gemm(G.T, data(x, "AddmmBackward0"), g.dtype) if gw else None
+        if not gb:
+            return dx, dw, None
+        # NOTE: sum over the batch: the kernel and order sum_to(g, (n,)) uses, without its
+        # keepdim-then-reshape ops
+        return dx, dw, (sum_to(g, (n,)) if is_grad_enabled() else
+                        reduce("AddmmBackward0", C.SUM, g, (0,), False, g.dtype))
+    saved = ([input] if gw else []) + ([weight] if gx else [])
+    record(out, "AddmmBackward0" if bias is not None else "MmBackward0",
+           (input, weight, bias), backward, saved)

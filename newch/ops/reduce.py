@@ -10,7 +10,7 @@ from .. import dtypes as D
 from ..kernels import codes as C
 from ..tensor import Tensor
 from ..graph import is_grad_enabled, no_grad
-from .alloc import data, empty, kernels, norm_dims
+from .alloc import data, empty, empty_with_scratch, kernels, norm_dims
 from .arith import div, mul, sub
 from .layout import reshape_view
 from .launch import copy_into, launch_binary
@@ -77,16 +77,24 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
     """Run reduction ``code`` of ``x`` over ``dims`` into a new tensor of ``out_dtype``."""
     a = data(x, op)
     shape = _out_shape(a.shape, dims, keepdim)
-    out = empty(shape, out_dtype)
     K = kernels()
     full = len(dims) == a.ndim
     keep = None
     if full and a.flags.c_contiguous and a.size > 0:
         part_dt = np.float64 if a.dtype.kind == "f" else np.int64
-        parts = empty((K.reduce_blocks(a.size),), D.from_numpy_dtype(np.dtype(part_dt)))
+        nb = K.reduce_blocks(a.size)
+        if nb <= 64:
+            # NOTE: few partial sums (one per 4096 elements): they ride in the result's
+            # allocation (at most 512 bytes, freed with it) rather than in one of their own
+            out, parts = empty_with_scratch(shape, out_dtype, nb, part_dt)
+        else:
+            out = empty(shape, out_dtype)
+            keep = empty((nb,), D.from_numpy_dtype(np.dtype(part_dt)))
+            parts = keep._a
         c = np.array([center], np.float64) if center is not None else _NO_CENTER
-        K.reduce_all(code, a.reshape(-1), c, parts._a, out._a.reshape(1))
+        K.reduce_all(code, a.reshape(-1), c, parts, out._a.reshape(1))
         return out
+    out = empty(shape, out_dtype)
     v = _three_d(a, dims) if a.ndim else a.reshape(1, 1, 1)
     if v is None:
         v, keep = _moved(a, dims)

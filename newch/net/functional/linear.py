@@ -1,6 +1,6 @@
 """``F.linear``: y = x @ W.T + b, the whole computation of ``nn.Linear``."""
 from ...ops.arith import add
-from ...ops.matrix import matmul
+from ...ops.matrix import linear_2d, matmul
 from ...tensor import Tensor
 
 
@@ -32,5 +32,9 @@ def linear(input, weight, bias=None):
     if input.dtype is not weight.dtype:
         raise TypeError(f"linear: input is {input.dtype} but weight is {weight.dtype}; convert one "
                         f"of them (x.float(), or model.double() for float64 data)")
+    if (input.ndim == 2 and weight.ndim == 2 and (bias is None or (
+            isinstance(bias, Tensor) and bias.ndim == 1 and bias.dtype is input.dtype
+            and bias.shape[0] == weight.shape[0]))):
+        return linear_2d(input, weight, bias)        # NOTE: one node, no transpose or add op
     out = matmul(input, weight.t())
     return out if bias is None else add(out, bias)
