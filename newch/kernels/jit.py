@@ -30,6 +30,11 @@ OVERLOAD_OPTS = dict(nogil=True, fastmath=False, error_model="numpy")
 
 _compile_memory.install()   # llvmlite's pass-manager leak; heap pages back after each compile
 prange = numba.prange
+# NOTE: inlining before typing re-types a helper's body in every kernel that calls it. numba
+# 0.68 does that cheaply (the cold MLP step, benchmarks/cold_start.py: 4.0 s with, 4.2 s
+# without); numba 0.57 does not (8.9 s with, 3.2 s without). Older numba compiles helpers on
+# their own, and LLVM inlines them (versions between were not measured: they take that way).
+INLINE_HELPERS = tuple(numba.version_info[:2]) >= (0, 68)
 KERNELS = []   # every public kernel compiled through ``kernel``
 HELPERS = []   # serial device functions compiled through ``helper``
 
@@ -109,7 +114,7 @@ def helper(fn=None, *, inline=True):
         return lambda f: helper(f, inline=inline)
     jitted = _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(
         nopython=True, fastmath=False, nogil=True, error_model="numpy",
-        inline="always" if inline else "never", no_cfunc_wrapper=True, no_cpython_wrapper=True))
+        inline="always" if inline and INLINE_HELPERS else "never", no_cfunc_wrapper=True, no_cpython_wrapper=True))
     _disk_cache.attach(jitted)
     _report.track(jitted)   # NOTE: after attach: track wraps the cache it installs
     HELPERS.append(jitted)
