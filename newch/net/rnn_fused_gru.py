@@ -20,7 +20,7 @@ pre-activation gradients, and Y.
 Y holds h0 first (last when reverse), then the outputs: the node's output is the (T, B, H)
 view of Y, h_n a view of it. Backward only reads the gradient it is handed.
 """
-from .rnn_fused import SCRATCH_MIN, _gemm_k_pieces, _gemm_pieces, _piece, _weight_grad
+from .rnn_fused import SCRATCH_MIN, _gemm_k_pieces, _gemm_pieces, _piece, _weight_grad, input_grad
 from ..autograd.engine import grad_buffer
 from ..graph import is_grad_enabled, no_grad
 from ..ops.alloc import empty, kernels, view_of
@@ -153,15 +153,13 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
         if w_hh.requires_grad:
             gw_hh = _gru_whh_grad(dG2, HN._data(op).reshape(T * B, H), hs, w_hh) \
                 if HN is not None else _weight_grad(dG2, hs, w_hh, None)
-        gx = None
-        if need_x:
-            gx = empty((T * B, x_shape[-1]), G.dtype)
-            _gemm_pieces(dG2, w_ih._data(op), gx._data(op), None, False, G.dtype)
-            gx = gx.reshape(x_shape)
         gb_ih = gb_hh = None
         if need_b:
             gb_ih = _sum(G.reshape(T * B, N), 0)
             gb_hh = gb_ih if HN is None else cat([gb_ih[:2 * H], _sum(HN.reshape(T * B, H), 0)])
+        # NOTE: HN is dead now (GRU): the input gradient's gemm scratch; it is written over G
+        spare = HN._data(op).reshape(-1) if HN is not None else None
+        gx = input_grad(G, w_ih, spare, x_shape, op) if need_x else None
         return gx, dh0, gw_ih, gw_hh, gb_ih, gb_hh
     saved = [x2, w_ih, w_hh, G, Y] + ([HN] if HN is not None else [])
     record(out, "GruBackward0" if mode == "GRU" else "RnnBackward0",
