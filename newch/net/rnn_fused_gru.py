@@ -13,9 +13,9 @@ gate needs it) and the states Y (T + 1, B, H). Backward turns G into the gradien
 projections (dr, dz, dn) and HN into that of h W_hn^T (dn * r): the recurrent projection's
 gradient is G's first 2H columns next to HN, so W_hh's gradient is two products.
 
-Elman RNN (tanh or relu): the node saves G (T, B, H), whose values backward does not need
-(the activation's derivative comes from the outputs) but whose memory takes the
-pre-activation gradients, and Y.
+Elman RNN (tanh or relu): the node saves only Y (the activation's derivative comes from the
+outputs); backward makes one (T, B, H) buffer for the pre-activation gradients, which the
+input gradient is then written over.
 
 Y holds h0 first (last when reverse), then the outputs: the node's output is the (T, B, H)
 view of Y, h_n a view of it. Backward only reads the gradient it is handed.
@@ -131,7 +131,7 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
     need_x, need_b = x.requires_grad, b_ih is not None and (b_ih.requires_grad or b_hh.requires_grad)
     done = [False]     # NOTE: a flag, not a tensor: backward consumes G, so it runs once
 
-    def backward(g_out, x2, w_ih, w_hh, G, Y, *hn):
+    def backward(g_out, x2, w_ih, w_hh, Y, *gates):
         if done[0] or is_grad_enabled():
             raise RuntimeError(
                 f"{name} backward: the fused {name} consumes its saved gates during backward, so "
@@ -139,7 +139,8 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
                 f"not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
         done[0] = True
         op = name + " backward"
-        HN = hn[0] if hn else None
+        # GRU: the saved gates G and HN; RNN: a new buffer for the pre-activation gradients
+        G, HN = gates if gates else (empty(g_out.shape[:2] + (w_hh.shape[1],), g_out.dtype), None)
         dh0 = _backward_steps(mode, g_out, w_hh, G, HN, Y, reverse)
         T, B, N = G.shape
         H = N // (3 if HN is not None else 1)
@@ -161,7 +162,10 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
         spare = HN._data(op).reshape(-1) if HN is not None else None
         gx = input_grad(G, w_ih, spare, x_shape, op) if need_x else None
         return gx, dh0, gw_ih, gw_hh, gb_ih, gb_hh
-    saved = [x2, w_ih, w_hh, G, Y] + ([HN] if HN is not None else [])
+    # NOTE: the RNN's backward needs no value of G (the activation's derivative comes from the
+    # outputs): G dies with the forward and backward makes its gradient buffer, so a stack of
+    # layers does not hold one per layer between forward and backward
+    saved = [x2, w_ih, w_hh, Y] + ([G, HN] if HN is not None else [])
     record(out, "GruBackward0" if mode == "GRU" else "RnnBackward0",
            (x, h0, w_ih, w_hh, b_ih, b_hh), backward, saved=saved)
 

@@ -205,12 +205,12 @@ def test_gru_training_step_peak_is_at_most_1_2x_the_graph(layers, input_grad):
 
 
 @pytest.mark.parametrize("layers, input_grad", [(1, False), (2, True)])
-def test_rnn_training_step_peak_is_the_graph_and_the_output_gradient(layers, input_grad):
-    # one Elman layer's graph is only about three times its output, so the output's gradient
-    # alone is a third of it: the bound is the graph plus that gradient and the pieces of
-    # scratch (gemm packing, the input gradient's row pieces: a fifth of it at these sizes)
+def test_rnn_training_step_peak_is_the_graph_and_two_outputs(layers, input_grad):
+    # an Elman layer's node keeps only its input and outputs; backward adds the output's
+    # gradient and one buffer of that size (the pre-activation gradients, which the input
+    # gradient is then written over), plus small pieces of scratch
     held, peak, out_bytes = _step_peak("RNN", layers, input_grad)
-    assert peak - held <= 1.25 * out_bytes, f"step peak {peak} B, graph {held} B"
+    assert peak - held <= 2.3 * out_bytes, f"step peak {peak} B, graph {held} B"
 
 
 _THREADS = textwrap.dedent("""
