@@ -160,6 +160,19 @@ def test_dead_input_in_backward_raises(kind):
 
 
 @pytest.mark.parametrize("kind", ["GRU", "RNN"])
+@pytest.mark.parametrize("what", ["input", "weight", "output"])
+def test_in_place_change_before_backward_raises(kind, what):
+    m = getattr(newch.nn, kind)(2, 3)
+    x = newch.randn(4, 1, 2, requires_grad=True)
+    out, _ = m(x)
+    loss = out.sum()
+    with newch.no_grad():
+        {"input": x, "weight": m.weight_hh_l0, "output": out}[what].mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("kind", ["GRU", "RNN"])
 def test_bad_input_names_the_layer(kind):
     m = getattr(newch.nn, kind)(2, 3)
     with pytest.raises(ValueError, match=f"{kind}: input dtype"):
