@@ -129,15 +129,19 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
     x_shape = tuple(x.shape)
     name = "GRU" if mode == "GRU" else "RNN"
     need_x, need_b = x.requires_grad, b_ih is not None and (b_ih.requires_grad or b_hh.requires_grad)
-    done = [False]     # NOTE: a flag, not a tensor: backward consumes G, so it runs once
+    done = [False]     # NOTE: a flag, not a tensor: the GRU's backward consumes G, so it runs once
 
     def backward(g_out, x2, w_ih, w_hh, Y, *gates):
-        if done[0] or is_grad_enabled():
+        if done[0]:
             raise RuntimeError(
-                f"{name} backward: the fused {name} consumes its saved gates during backward, so "
-                f"a second backward (retain_graph=True) or double backward (create_graph=True) is "
+                "GRU backward: the fused GRU consumes its saved gates during backward, so a "
+                "second backward (retain_graph=True) is not supported; set "
+                "newch.net.rnn_fused.ENABLED = False before the forward")
+        if is_grad_enabled():
+            raise RuntimeError(
+                f"{name} backward: double backward (create_graph=True) through the fused {name} is "
                 f"not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
-        done[0] = True
+        done[0] = mode == "GRU"    # the RNN's backward only reads what it saved
         op = name + " backward"
         # GRU: the saved gates G and HN; RNN: a new buffer for the pre-activation gradients
         G, HN = gates if gates else (empty(g_out.shape[:2] + (w_hh.shape[1],), g_out.dtype), None)
