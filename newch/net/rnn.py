@@ -1,9 +1,11 @@
 """Recurrent layers RNN, LSTM and GRU: stacked, optionally bidirectional, over padded or packed
 batches. Parameter names, shapes, gate order and initialisation are PyTorch's.
 
-Each layer computes x @ W_ih^T + b_ih for all time steps in one matmul, then runs the step
-functions of ``rnn_cells`` over time. A packed batch runs padded with a per-step mask: a sequence
-that has ended keeps its state, and its outputs past its end are zero.
+On a padded batch (and LSTM without ``proj_size``) each layer-direction is one graph node on
+fused kernels (``rnn_fused``, ``rnn_fused_gru``). Otherwise (packed batches, ``proj_size``,
+``rnn_fused.ENABLED = False``) each layer runs the step functions of ``rnn_cells`` over time. A
+packed batch runs padded with a per-step mask: a sequence that has ended keeps its state, and
+its outputs past its end are zero.
 """
 import math
 

@@ -8,7 +8,8 @@ cell states C (T + 1, B, H) and the hidden states Y; nothing is recorded per ste
 Backward runs the steps in reverse with ONE kernel each (``lstm_cell_backward``), which
 overwrites step t's saved gates with their gradients: the saved gates are consumed as backward
 goes, so backward needs no buffer of G's size. The weight, bias and input gradients are then
-products and a column sum over all steps at once.
+products and a column sum over all steps at once; the input gradient is written over G's
+memory (``input_grad``), so it needs no new buffer of its size either.
 
 Memory (the sequence issue's bound: a training step's arena peak at most 1.2x what its graph
 holds after the forward). Y is (T + 2, B, H): h0, h_1..h_T (h0 last when reverse), then c_n,
