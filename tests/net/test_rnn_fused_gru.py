@@ -286,3 +286,31 @@ def test_input_grad_in_place_has_the_bits_of_one_product(T, B, I, N, spare, prec
     if newch.default_context().backend != "ref":     # numpy's matmul makes no such promise
         assert got.numpy().tobytes() == want.reshape(T, B, I).tobytes()
     np.testing.assert_allclose(got.numpy().reshape(T * B, I), a @ wa, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["GRU", "RNN"])
+@pytest.mark.parametrize("how", ["out.backward", "autograd.grad"])
+def test_user_gradient_is_never_written_at_gemm_sizes(kind, how):
+    # big enough that backward's products take the gemm path with real scratch
+    T, B, I, H = 20, 16, 64, 64
+    g_np = np.random.default_rng(11).standard_normal((T, B, H))
+    runs = []
+    for fused in (True, False):
+        newch.manual_seed(7)
+        m = getattr(newch.nn, kind)(I, H, num_layers=2).double()
+        x = newch.tensor(np.random.default_rng(3).standard_normal((T, B, I)), requires_grad=True)
+        old, rnn_fused.ENABLED = rnn_fused.ENABLED, fused
+        try:
+            out, _ = m(x)
+        finally:
+            rnn_fused.ENABLED = old
+        g = newch.tensor(g_np)
+        if how == "out.backward":
+            out.backward(g)
+            got = [x.grad] + [p.grad for p in m.parameters()]
+        else:
+            got = newch.autograd.grad(out, [x] + list(m.parameters()), grad_outputs=g)
+        np.testing.assert_array_equal(g.numpy(), g_np)
+        runs.append([a.numpy().copy() for a in got])
+    for a, b in zip(*runs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
