@@ -314,3 +314,33 @@ def test_user_gradient_is_never_written_at_gemm_sizes(kind, how):
         runs.append([a.numpy().copy() for a in got])
     for a, b in zip(*runs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+_BACKEND = textwrap.dedent("""
+    import sys, numpy as np, newch
+    newch.manual_seed(0)
+    m = newch.nn.GRU(6, 8, num_layers=2, bidirectional=True).double()
+    x = newch.tensor(np.random.default_rng(0).standard_normal((9, 4, 6)), requires_grad=True)
+    y, h = m(x)
+    ((y * y).sum() + h.sum()).backward()
+    np.savez(sys.argv[1], *[a.detach().numpy() for a in [y, h, x.grad] + [p.grad for p in m.parameters()]])
+""")
+
+
+@pytest.mark.slow
+def test_jit_and_ref_backends_agree(tmp_path):
+    pytest.importorskip("numba")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    res = []
+    for backend in ("jit", "ref"):
+        env = dict(os.environ, NEWCH_BACKEND=backend)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        path = str(tmp_path / f"{backend}.npz")
+        p = subprocess.run([sys.executable, "-c", _BACKEND, path], env=env, capture_output=True,
+                           text=True, timeout=900)
+        assert p.returncode == 0, p.stderr
+        with np.load(path) as z:
+            res.append([z[k] for k in sorted(z.files, key=lambda s: int(s.split("_")[1]))])
+    assert len(res[0]) == 3 + 16
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
