@@ -151,19 +151,21 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
         dG2 = G._data(op).reshape(T * B, N)
         # the state entering each step: Y[0:T] (h0 first), or Y[1:T + 1] when reverse
         hs = (Y._data(op)[1:T + 1] if reverse else Y._data(op)[0:T]).reshape(T * B, H)
-        # NOTE: no dead buffer is left to lend its memory as gemm scratch (G and HN hold the
-        # gradients); SCRATCH_MIN-sized pieces keep the products' scratch small.
-        gw_ih = _weight_grad(dG2, x2._data(op), w_ih, None) if w_ih.requires_grad else None
-        gw_hh = None
-        if w_hh.requires_grad:
-            gw_hh = _gru_whh_grad(dG2, HN._data(op).reshape(T * B, H), hs, w_hh) \
-                if HN is not None else _weight_grad(dG2, hs, w_hh, None)
         gb_ih = gb_hh = None
         if need_b:
             gb_ih = _sum(G.reshape(T * B, N), 0)
             gb_hh = gb_ih if HN is None else cat([gb_ih[:2 * H], _sum(HN.reshape(T * B, H), 0)])
-        # NOTE: HN is dead now (GRU): the input gradient's gemm scratch; it is written over G
-        spare = HN._data(op).reshape(-1) if HN is not None else None
+        # NOTE: the GRU's HN is dead once W_hn's gradient is made: the later products' gemm
+        # scratch. The RNN has no dead buffer: SCRATCH_MIN-sized pieces keep its scratch small.
+        spare = None
+        gw_hh = None
+        if HN is not None:
+            spare = HN._data(op).reshape(-1)
+            if w_hh.requires_grad:
+                gw_hh = _gru_whh_grad(dG2, spare.reshape(T * B, H), hs, w_hh)
+        elif w_hh.requires_grad:
+            gw_hh = _weight_grad(dG2, hs, w_hh, None)
+        gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
         gx = input_grad(G, w_ih, spare, x_shape, op) if need_x else None
         return gx, dh0, gw_ih, gw_hh, gb_ih, gb_hh
     # NOTE: the RNN's backward needs no value of G (the activation's derivative comes from the
@@ -208,12 +210,13 @@ def _backward_steps(mode, g_out, w_hh, G, HN, Y, reverse):
 
 
 def _gru_whh_grad(dG2, dHN2, hs, w_hh):
-    """W_hh's gradient: rows of r and z from G's first 2H columns, rows of n from HN; added
-    straight into ``w_hh.grad`` when the engine allows it (then None is returned)."""
+    """W_hh's gradient: rows of n from HN (``dHN2``), then rows of r and z from G's first 2H
+    columns with HN's memory, dead by then, as gemm scratch; added straight into ``w_hh.grad``
+    when the engine allows it (then None is returned)."""
     H = dHN2.shape[1]
     buf = grad_buffer(w_hh)
     out = buf if buf is not None else empty((3 * H, H), w_hh.dtype)
     oa = out._data("GRU backward")
-    _gemm_pieces(dG2[:, :2 * H].T, hs, oa[:2 * H], None, buf is not None, w_hh.dtype)
     _gemm_pieces(dHN2.T, hs, oa[2 * H:], None, buf is not None, w_hh.dtype)
+    _gemm_pieces(dG2[:, :2 * H].T, hs, oa[:2 * H], dHN2.reshape(-1), buf is not None, w_hh.dtype)
     return None if buf is not None else out
