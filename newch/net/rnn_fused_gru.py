@@ -30,6 +30,8 @@ from ..ops.launch import copy_into
 from ..ops.record import needs_grad, record
 from ..ops.reduce import sum as _sum
 
+RNN_CHUNKS = 8    # the Elman forward and backward hold per-step buffers of 1/8 of the steps
+
 
 def gru_sequence(x, h0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     """Run one GRU direction over ``x`` (T, B, I) from state h0 (B, H).
@@ -85,18 +87,21 @@ def _sequence(mode, x, h0, w_ih, w_hh, b_ih, b_hh, reverse):
             bias = (w_hh.new_zeros(ng * H),) * (2 if gru else 1)
         else:
             bias = (b_ih, b_hh) if gru else (b_ih + b_hh,)
-    G = empty((T, B, ng * H), dt)
-    HN = empty((T, B, H), dt) if gru else None
     Y = empty((T + 1, B, H), dt)     # h0 first (last when reverse), then the outputs
-    Ga, Ya = G._data(op), Y._data(op)
-    # NOTE: HN (GRU) or Y (RNN) is not written yet: its memory is the input projection's
-    # gemm scratch, so the forward's peak stays close to what the graph then holds.
-    spare = (HN if gru else Y)._data(op).reshape(-1)
-    _gemm_pieces(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, ng * H), spare, False, dt,
-                 small=False)
+    Ya, ba = Y._data(op), [b._data(op) for b in bias]
     copy_into(h0._data(op), Ya[T if reverse else 0])
-    _forward_steps(mode, Ga, None if HN is None else HN._data(op), Ya,
-                   [b._data(op) for b in bias], w_hh._data(op).T, reverse, spare.shape[0], dt, op)
+    G = HN = None
+    if gru:
+        G, HN = empty((T, B, 3 * H), dt), empty((T, B, H), dt)
+        Ga, HNa = G._data(op), HN._data(op)
+        # NOTE: HN is not written yet: its memory is the input projection's gemm scratch, so
+        # the forward's peak stays close to what the graph then holds.
+        _gemm_pieces(x2._data(op), w_ih._data(op).T, Ga.reshape(T * B, 3 * H), HNa.reshape(-1),
+                     False, dt, small=False)
+        _gru_forward_steps(Ga, HNa, Ya, ba, w_hh._data(op).T, reverse, dt, op)
+    else:
+        _rnn_forward(x2._data(op), w_ih._data(op).T, w_hh._data(op).T, ba[0], Ya, reverse,
+                     mode == "RNN_RELU", dt, op)
     o = 0 if reverse else 1          # Y[o + t] is step t's output
     out = view_of(Y, Ya[o:o + T])
     if needs_grad(x, h0, w_ih, w_hh, b_ih, b_hh):
@@ -104,24 +109,47 @@ def _sequence(mode, x, h0, w_ih, w_hh, b_ih, b_hh, reverse):
     return out, out[0 if reverse else T - 1]
 
 
-def _forward_steps(mode, Ga, HNa, Ya, biases, whh_t, reverse, budget, dt, op):
-    """The recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at most
-    ``budget`` elements, HN's or Y's size) and one cell kernel."""
+def _gru_forward_steps(Ga, HNa, Ya, biases, whh_t, reverse, dt, op):
+    """The GRU recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at
+    most HN's size) and one ``gru_cell_forward``."""
     T, B, H = Ga.shape[0], Ga.shape[1], Ya.shape[2]
-    N = Ga.shape[2]
     K = kernels()
-    piece = _piece(B, N, H, max(SCRATCH_MIN, budget), K.gemm_scratch)
-    scratch = empty((K.gemm_scratch(B, N, piece),), dt)
-    rec = empty((B, N), dt)
+    piece = _piece(B, 3 * H, H, max(SCRATCH_MIN, HNa.size), K.gemm_scratch)
+    scratch = empty((K.gemm_scratch(B, 3 * H, piece),), dt)
+    rec = empty((B, 3 * H), dt)
     sa, ra = scratch._data(op), rec._data(op)
-    relu = mode == "RNN_RELU"
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
         prev, new = (t + 1, t) if reverse else (t, t + 1)
         _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
-        if HNa is not None:
-            K.gru_cell_forward(Ga[t], ra, biases[0], biases[1], Ya[prev], HNa[t], Ya[new])
-        else:
-            K.rnn_cell_forward(Ga[t], ra, biases[0], Ya[new], relu)
+        K.gru_cell_forward(Ga[t], ra, biases[0], biases[1], Ya[prev], HNa[t], Ya[new])
+
+
+def _rnn_forward(xa, wih_t, whh_t, bias, Ya, reverse, relu, dt, op):
+    """The Elman recurrence, 1/``RNN_CHUNKS`` of the steps at a time: the chunk's input
+    projection (one product into a (chunk, B, H) buffer), then per step one product
+    h @ W_hh^T and one ``rnn_cell_forward`` writing h into Y. No (T, B, H) buffer is made;
+    the chunks' rows of the input projection are those of one product."""
+    T, B, H = Ya.shape[0] - 1, Ya.shape[1], Ya.shape[2]
+    K = kernels()
+    tc = -(-T // RNN_CHUNKS)
+    starts = list(range(0, T, tc))
+    G = empty((tc, B, H), dt)
+    Ga = G._data(op)
+    budget = max(SCRATCH_MIN, Ga.size)
+    rows = {tc * B, (T - starts[-1]) * B}
+    p_in = min(_piece(m, H, xa.shape[1], budget, K.gemm_scratch) for m in rows)
+    p_rec = _piece(B, H, H, budget, K.gemm_scratch)
+    need = max([K.gemm_scratch(B, H, p_rec)] + [K.gemm_scratch(m, H, p_in) for m in rows])
+    scratch, rec = empty((need,), dt), empty((B, H), dt)
+    sa, ra = scratch._data(op), rec._data(op)
+    for t0 in (starts[::-1] if reverse else starts):
+        t1 = min(T, t0 + tc)
+        _gemm_k_pieces(xa[t0 * B:t1 * B], wih_t, Ga[:t1 - t0].reshape((t1 - t0) * B, H), sa,
+                       p_in, False)
+        for t in (range(t1 - 1, t0 - 1, -1) if reverse else range(t0, t1)):
+            prev, new = (t + 1, t) if reverse else (t, t + 1)
+            _gemm_k_pieces(Ya[prev], whh_t, ra, sa, p_rec, False)
+            K.rnn_cell_forward(Ga[t - t0], ra, bias, Ya[new], relu)
 
 
 def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
@@ -142,71 +170,126 @@ def _record(mode, out, x, x2, h0, w_ih, w_hh, b_ih, b_hh, G, HN, Y, reverse):
                 f"{name} backward: double backward (create_graph=True) through the fused {name} is "
                 f"not supported; set newch.net.rnn_fused.ENABLED = False before the forward")
         done[0] = mode == "GRU"    # the RNN's backward only reads what it saved
-        op = name + " backward"
-        # GRU: the saved gates G and HN; RNN: a new buffer for the pre-activation gradients
-        G, HN = gates if gates else (empty(g_out.shape[:2] + (w_hh.shape[1],), g_out.dtype), None)
-        dh0 = _backward_steps(mode, g_out, w_hh, G, HN, Y, reverse)
+        if mode != "GRU":
+            dh0, gw_ih, gw_hh, gb, gx = _rnn_backward(mode == "RNN_RELU", g_out, x2, w_ih, w_hh, Y,
+                                                      reverse, need_x, need_b, x_shape)
+            return gx, dh0, gw_ih, gw_hh, gb, gb
+        op = "GRU backward"
+        G, HN = gates
+        dh0 = _backward_steps(g_out, w_hh, G, HN, Y, reverse)
         T, B, N = G.shape
-        H = N // (3 if HN is not None else 1)
+        H = N // 3
         dG2 = G._data(op).reshape(T * B, N)
-        # the state entering each step: Y[0:T] (h0 first), or Y[1:T + 1] when reverse
-        hs = (Y._data(op)[1:T + 1] if reverse else Y._data(op)[0:T]).reshape(T * B, H)
+        hs = _entering(Y, reverse, op).reshape(T * B, H)
         gb_ih = gb_hh = None
         if need_b:
             gb_ih = _sum(G.reshape(T * B, N), 0)
-            gb_hh = gb_ih if HN is None else cat([gb_ih[:2 * H], _sum(HN.reshape(T * B, H), 0)])
-        # NOTE: the GRU's HN is dead once W_hn's gradient is made: the later products' gemm
-        # scratch. The RNN has no dead buffer: SCRATCH_MIN-sized pieces keep its scratch small.
-        spare = None
-        gw_hh = None
-        if HN is not None:
-            spare = HN._data(op).reshape(-1)
-            if w_hh.requires_grad:
-                gw_hh = _gru_whh_grad(dG2, spare.reshape(T * B, H), hs, w_hh)
-        elif w_hh.requires_grad:
-            gw_hh = _weight_grad(dG2, hs, w_hh, None)
+            gb_hh = cat([gb_ih[:2 * H], _sum(HN.reshape(T * B, H), 0)])
+        # NOTE: HN is dead once W_hn's gradient is made: the later products' gemm scratch
+        spare = HN._data(op).reshape(-1)
+        gw_hh = _gru_whh_grad(dG2, spare.reshape(T * B, H), hs, w_hh) if w_hh.requires_grad else None
         gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
         gx = input_grad(G, w_ih, spare, x_shape, op) if need_x else None
         return gx, dh0, gw_ih, gw_hh, gb_ih, gb_hh
     # NOTE: the RNN's backward needs no value of G (the activation's derivative comes from the
-    # outputs): G dies with the forward and backward makes its gradient buffer, so a stack of
-    # layers does not hold one per layer between forward and backward
+    # outputs): G dies with the forward, and backward works through the steps in chunks
     saved = [x2, w_ih, w_hh, Y] + ([G, HN] if HN is not None else [])
     record(out, "GruBackward0" if mode == "GRU" else "RnnBackward0",
            (x, h0, w_ih, w_hh, b_ih, b_hh), backward, saved=saved)
 
 
-def _backward_steps(mode, g_out, w_hh, G, HN, Y, reverse):
-    """Walk the steps backwards, turning G (and HN) into gradients; returns dh0 (B, H)."""
-    op = ("GRU" if HN is not None else "RNN") + " backward"
+def _entering(Y, reverse, op):
+    """The state entering each step (T, B, H): Y[0:T] (h0 first), or Y[1:T + 1] when reverse."""
+    Ya = Y._data(op)
+    T = Ya.shape[0] - 1
+    return Ya[1:T + 1] if reverse else Ya[0:T]
+
+
+def _grad_rows(g_out, B, H, dt, op):
+    """(g_out's array, a (B, H) buffer to copy each step's rows into, or None)."""
+    # NOTE: a broadcast or strided gradient is copied a step at a time into one contiguous
+    # buffer: the kernels keep one compiled layout and no (T, B, H) copy is made
+    gOa = g_out._data(op)
+    row = None if gOa.flags.c_contiguous else empty((B, H), dt)
+    return gOa, row
+
+
+def _backward_steps(g_out, w_hh, G, HN, Y, reverse):
+    """Walk the GRU's steps backwards, turning G and HN into gradients; returns dh0 (B, H)."""
+    op = "GRU backward"
     T, B, N = G.shape
     H = Y.shape[2]
     dt = G.dtype
     K = kernels()
-    gOa, Ga, Ya, wa = g_out._data(op), G._data(op), Y._data(op), w_hh._data(op)
-    HNa = HN._data(op) if HN is not None else None
-    dh = zeros((B, H), dtype=dt)
-    dha = dh._data(op)
-    dgh = empty((B, N), dt) if HN is not None else None
-    dgha = dgh._data(op) if dgh is not None else None
-    # NOTE: a broadcast or strided gradient is copied a step at a time into one contiguous
-    # buffer: the kernels keep one compiled layout and no (T, B, H) copy is made
-    row = None if gOa.flags.c_contiguous else empty((B, H), dt)
+    Ga, HNa, Ya, wa = G._data(op), HN._data(op), Y._data(op), w_hh._data(op)
+    gOa, row = _grad_rows(g_out, B, H, dt, op)
     ra = None if row is None else row._data(op)
-    relu = mode == "RNN_RELU"
+    dh = zeros((B, H), dtype=dt)
+    dgh = empty((B, N), dt)
+    dha, dgha = dh._data(op), dgh._data(op)
     for t in (range(T) if reverse else range(T - 1, -1, -1)):
-        prev, new = (t + 1, t) if reverse else (t, t + 1)
+        prev = t + 1 if reverse else t
         go = gOa[t]
         if ra is not None:
             copy_into(go, ra)
             go = ra
-        if HNa is not None:
-            K.gru_cell_backward(Ga[t], HNa[t], Ya[prev], go, dha, dgha)
-            K.rows_matmul(dgha, wa, dha, True)
-        else:
-            K.rnn_cell_backward(Ya[new], go, dha, Ga[t], relu)
-            K.rows_matmul(Ga[t], wa, dha, False)
+        K.gru_cell_backward(Ga[t], HNa[t], Ya[prev], go, dha, dgha)
+        K.rows_matmul(dgha, wa, dha, True)
     return dh
+
+
+def _rnn_backward(relu, g_out, x2, w_ih, w_hh, Y, reverse, need_x, need_b, x_shape):
+    """The Elman RNN's backward, 1/``RNN_CHUNKS`` of the steps at a time.
+
+    The steps of a chunk write their pre-activation gradients into one (chunk, B, H) buffer;
+    then the chunk's share of the weight, bias and input gradients is added (the weights' into
+    ``.grad`` when the engine allows it), so no (T, B, H) buffer is made. Chunks are taken in
+    backward's order, a split by shape only: the sums are deterministic.
+    Returns (dh0, dW_ih, dW_hh, db, dx), each None when not needed or added into ``.grad``.
+    """
+    op = "RNN backward"
+    T, B, H = g_out.shape
+    dt = g_out.dtype
+    K = kernels()
+    tc = -(-T // RNN_CHUNKS)
+    D, dh = empty((tc, B, H), dt), zeros((B, H), dtype=dt)
+    Da, dha, Ya, wa = D._data(op), dh._data(op), Y._data(op), w_hh._data(op)
+    gOa, row = _grad_rows(g_out, B, H, dt, op)
+    ra = None if row is None else row._data(op)
+    hs, xa = _entering(Y, reverse, op).reshape(T * B, H), x2._data(op)
+    gw = [None, None]          # tensors returned to the engine (None: added into .grad)
+    outs = []                  # (array to add into, the rows it multiplies)
+    for i, (w, inp) in enumerate(((w_ih, xa), (w_hh, hs))):
+        if w.requires_grad:
+            buf = grad_buffer(w)
+            if buf is None:
+                buf = gw[i] = zeros(tuple(w.shape), dtype=dt)
+            outs.append((buf._data(op), inp))
+    gb = zeros((1, H), dtype=dt) if need_b else None
+    ones = empty((1, tc * B), dt) if need_b else None
+    if ones is not None:
+        ones._data(op).fill(1.0)
+    gx = empty((T * B, x_shape[-1]), dt) if need_x else None
+    starts = list(range(0, T, tc))
+    for t0 in (starts if reverse else starts[::-1]):
+        t1 = min(T, t0 + tc)
+        for t in (range(t0, t1) if reverse else range(t1 - 1, t0 - 1, -1)):
+            go = gOa[t]
+            if ra is not None:
+                copy_into(go, ra)
+                go = ra
+            K.rnn_cell_backward(Ya[t if reverse else t + 1], go, dha, Da[t - t0], relu)
+            K.rows_matmul(Da[t - t0], wa, dha, False)
+        n, r0, r1 = (t1 - t0) * B, t0 * B, t1 * B
+        d2 = Da[:t1 - t0].reshape(n, H)
+        for out, inp in outs:
+            _gemm_pieces(d2.T, inp[r0:r1], out, None, True, dt)
+        if gb is not None:
+            K.rows_matmul(ones._data(op)[:, :n], d2, gb._data(op), True)
+        if gx is not None:
+            _gemm_pieces(d2, w_ih._data(op), gx._data(op)[r0:r1], None, False, dt)
+    return (dh, gw[0], gw[1], None if gb is None else gb.reshape(H),
+            None if gx is None else gx.reshape(x_shape))
 
 
 def _gru_whh_grad(dG2, dHN2, hs, w_hh):

@@ -223,13 +223,15 @@ def test_gru_training_step_peak_is_at_most_1_2x_the_graph(layers, input_grad):
     assert peak <= 1.2 * held, f"step peak {peak} B > 1.2 x the {held} B the graph holds"
 
 
-@pytest.mark.parametrize("layers, input_grad", [(1, False), (2, True)])
-def test_rnn_training_step_peak_is_the_graph_and_two_outputs(layers, input_grad):
-    # an Elman layer's node keeps only its input and outputs; backward adds the output's
-    # gradient and one buffer of that size (the pre-activation gradients, which the input
-    # gradient is then written over), plus small pieces of scratch
+@pytest.mark.parametrize("layers, input_grad", [(1, False), (2, False), (2, True)])
+def test_rnn_training_step_peak_is_the_graph_and_the_gradients_it_must_make(layers, input_grad):
+    # an Elman layer's node keeps only its input and outputs; forward and backward work through
+    # the steps in chunks (buffers of 1/8 of the steps), so the step's peak is the graph plus
+    # the output's gradient, plus the input's gradient when a layer's input needs one (the
+    # top layer's, with 2 layers), plus a little
     held, peak, out_bytes = _step_peak("RNN", layers, input_grad)
-    assert peak - held <= 2.3 * out_bytes, f"step peak {peak} B, graph {held} B"
+    bound = (2.3 if layers > 1 else 1.3) * out_bytes
+    assert peak - held <= bound, f"step peak {peak} B, graph {held} B"
 
 
 _THREADS = textwrap.dedent("""
