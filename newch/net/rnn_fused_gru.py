@@ -14,8 +14,10 @@ projections (dr, dz, dn) and HN into that of h W_hn^T (dn * r): the recurrent pr
 gradient is G's first 2H columns next to HN, so W_hh's gradient is two products.
 
 Elman RNN (tanh or relu): the node saves only Y (the activation's derivative comes from the
-outputs); backward makes one (T, B, H) buffer for the pre-activation gradients, which the
-input gradient is then written over.
+outputs). Having no gates to keep, forward and backward work through 1/``RNN_CHUNKS`` of the
+steps at a time: forward projects a chunk's inputs into a (chunk, B, H) buffer before its steps;
+backward writes a chunk's pre-activation gradients into such a buffer, then adds the chunk's
+share of the weight, bias and input gradients. No (T, B, H) gates buffer exists at any time.
 
 Y holds h0 first (last when reverse), then the outputs: the node's output is the (T, B, H)
 view of Y, h_n a view of it. Backward only reads the gradient it is handed.
