@@ -190,6 +190,11 @@ def input_grad(dG, w_ih, spare, x_shape, op):
     the result (a view of dG's memory) keeps only that storage. Rows are independent and each
     piece is the same product kind as the whole (rows_matmul or gemm over the same K pieces),
     so the bits are those of one product. ``spare``: a dead flat buffer for gemm scratch, or None.
+
+    Example:
+        >>> dG, w = newch.randn(3, 2, 8), newch.randn(8, 4)
+        >>> input_grad(dG, w, None, (3, 2, 4), "LSTM backward").shape   # dG is consumed
+        newch.Size([3, 2, 4])
     """
     T, B, N = dG.shape
     rows, I, dt = T * B, w_ih.shape[1], dG.dtype
