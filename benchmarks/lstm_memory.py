@@ -1,6 +1,7 @@
-"""Arena memory of LSTM backward: what the graph holds after the forward, and the backward's peak.
+"""Arena memory of LSTM / GRU / RNN backward: what the graph holds after the forward, and the backward's peak.
 
-    python benchmarks/lstm_memory.py            # the issue's sizes: T=35, B=20, 200 -> 200, 1 and 2 layers
+    python benchmarks/lstm_memory.py            # the issue's sizes: T=35, B=20, 200 -> 200, 1 and 2 layers,
+                                                # LSTM, GRU and RNN, input with and without a gradient
     python benchmarks/lstm_memory.py --lm       # the whole word-LM step of benchmarks/sequence.py
 
 Prints held (arena bytes alive right after the forward), the arena peak during backward and during
@@ -35,15 +36,22 @@ def _row(name, held, peak, step):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lm", action="store_true", help="also the whole word-LM training step")
+    ap.add_argument("--cells", default="LSTM,GRU,RNN", help="comma-separated layer kinds")
     args = ap.parse_args()
     newch.manual_seed(0)
     print(f"{'case':<28} {'held MiB':>9} {'bwd peak':>9} {'ratio':>6} {'step peak':>9} {'ratio':>6}")
-    for layers in (1, 2):
-        lstm = newch.nn.LSTM(200, 200, num_layers=layers)
-        with newch.persistent():
-            w = newch.randn(35, 20, 200)
-        _row(f"LSTM T=35 B=20 H=200 x{layers}",
-             *_measure(lambda: (lstm(newch.randn(35, 20, 200))[0] * w).sum()))
+    with newch.persistent():
+        w = newch.randn(35, 20, 200)
+        tokens = newch.randint(0, 1000, (35, 20))
+    emb = newch.nn.Embedding(1000, 200)
+    for kind in args.cells.split(","):
+        for layers in (1, 2):
+            for input_grad in (False, True):
+                m = getattr(newch.nn, kind)(200, 200, num_layers=layers)
+                # an input needing a gradient comes from a layer below, as in a language model
+                x = (lambda: emb(tokens)) if input_grad else (lambda: newch.randn(35, 20, 200))
+                _row(f"{kind} x{layers}" + (" input grad" if input_grad else ""),
+                     *_measure(lambda: (m(x())[0] * w).sum()))
     if args.lm:
         nn, F = newch.nn, newch.nn.functional
         emb, rnn, head = nn.Embedding(10000, 200), nn.LSTM(200, 200, 2, dropout=0.2), nn.Linear(200, 10000)

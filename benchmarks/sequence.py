@@ -6,6 +6,8 @@
     a causal mask, Linear(128, 10) on the last position, cross_entropy, Adam lr 1e-3.
 
     PYTHONPATH=. python benchmarks/sequence.py [--steps 8] [--cases lm,tf] [--threads 2]
+        [--cell lstm|gru|rnn]      # the word LM's recurrent layer (default: the issue's LSTM)
+        [--per-step]               # newch on the per-step graph (rnn_fused.ENABLED = False)
 
 Prints median step times, the newch / torch ratio and newch's arena peak.
 """
@@ -18,10 +20,11 @@ import sys
 import time
 
 
-def _lm(lib, steps):
+def _lm(lib, steps, cell="lstm"):
     nn, F = lib.nn, lib.nn.functional
     lib.manual_seed(0)
-    emb, rnn, head = nn.Embedding(10000, 200), nn.LSTM(200, 200, 2, dropout=0.2), nn.Linear(200, 10000)
+    layer = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}[cell]
+    emb, rnn, head = nn.Embedding(10000, 200), layer(200, 200, 2, dropout=0.2), nn.Linear(200, 10000)
     params = list(emb.parameters()) + list(rnn.parameters()) + list(head.parameters())
     opt = lib.optim.SGD(params, lr=0.1)
 
@@ -74,14 +77,17 @@ def _time(lib, step, steps):
     return {"median_ms": 1000 * statistics.median(times), "peak_mib": peak / 2 ** 20}
 
 
-def _child(libname, case, steps, threads):
+def _child(libname, case, steps, threads, cell, per_step):
     if libname == "torch":
         import torch as lib
         lib.set_num_threads(threads)
     else:
         import newch as lib
         lib.set_default_context(lib.Context(threads=threads))
-    print(json.dumps({"lm": _lm, "tf": _tf}[case](lib, steps)))
+        if per_step:
+            from newch.nn import rnn_fused
+            rnn_fused.ENABLED = False
+    print(json.dumps(_lm(lib, steps, cell) if case == "lm" else _tf(lib, steps)))
 
 
 def main():
@@ -89,17 +95,20 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--cases", default="lm,tf")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cell", default="lstm", choices=("lstm", "gru", "rnn"))
+    ap.add_argument("--per-step", action="store_true", help="newch without the fused recurrent layers")
     ap.add_argument("--child", nargs=2, metavar=("LIB", "CASE"))
     args = ap.parse_args()
     if args.child:
-        return _child(args.child[0], args.child[1], args.steps, args.threads)
+        return _child(args.child[0], args.child[1], args.steps, args.threads, args.cell, args.per_step)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print(f"{'case':6} {'newch ms':>10} {'torch ms':>10} {'ratio':>7} {'newch arena peak':>18}")
     for case in args.cases.split(","):
         res = {}
         for lib in ("newch", "torch"):
+            extra = ["--cell", args.cell] + (["--per-step"] if args.per_step else [])
             p = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--threads",
-                                str(args.threads), "--child", lib, case],
+                                str(args.threads), "--child", lib, case] + extra,
                                capture_output=True, text=True, env=env)
             if p.returncode:
                 print(f"{case} {lib} failed:\n{p.stderr[-2000:]}")
@@ -109,7 +118,8 @@ def main():
         n, t = res.get("newch"), res.get("torch")
         if n and t:
             ratio = n["median_ms"] / t["median_ms"]
-            print(f"{case:6} {n['median_ms']:10.1f} {t['median_ms']:10.1f} {ratio:7.2f} "
+            name = case if case != "lm" else "lm-" + args.cell + ("-per-step" if args.per_step else "")
+            print(f"{name:6} {n['median_ms']:10.1f} {t['median_ms']:10.1f} {ratio:7.2f} "
                   f"{n['peak_mib']:15.1f} MiB")
 
 

@@ -10,6 +10,9 @@ once, h @ W_hh^T per step); these kernels do everything else of a step in one pa
   (a gemm's packing scratch would be the size of an operand and raise backward's arena peak).
 - ``lstm_cell_backward``: from dh' and dc', overwrite the activated gates with the gradients of
   the gate pre-activations and write dc for the previous step.
+- ``gru_cell_forward`` / ``gru_cell_backward``: the same for a GRU step (gates r, z, n, and
+  n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)) as in PyTorch).
+- ``rnn_cell_forward`` / ``rnn_cell_backward``: an Elman step, tanh or relu.
 
 Layout: gates (B, 4H), states (B, H), all C-contiguous. Each batch row is owned by one
 ``prange`` iteration (rows are independent, no reduction), so results do not depend on the
@@ -19,7 +22,8 @@ import math
 
 from .jit import helper, kernel, prange
 
-__all__ = ["lstm_cell_forward", "lstm_cell_backward", "rows_matmul"]
+__all__ = ["lstm_cell_forward", "lstm_cell_backward", "rows_matmul", "gru_cell_forward",
+           "gru_cell_backward", "rnn_cell_forward", "rnn_cell_backward"]
 
 SERIAL_MAX = 65536     # B * H at or below this: no thread launch
 ROW_BLOCK = 16         # rows_matmul: output rows owned by one prange iteration
@@ -152,3 +156,146 @@ def rows_matmul(a, b, out, accumulate):
     for i in prange(nblk):
         r0 = i * ROW_BLOCK
         _rows(a, b, out, r0, min(r0 + ROW_BLOCK, M), accumulate)
+
+
+@helper
+def _gru_fwd_row(gates, rec, b_ih, b_hh, h_prev, hn, h, b):
+    H = h.shape[1]
+    for j in range(H):
+        r = _sigmoid((gates[b, j] + b_ih[j]) + (rec[b, j] + b_hh[j]))
+        z = _sigmoid((gates[b, H + j] + b_ih[H + j]) + (rec[b, H + j] + b_hh[H + j]))
+        hh = rec[b, 2 * H + j] + b_hh[2 * H + j]
+        n = math.tanh(gates[b, 2 * H + j] + b_ih[2 * H + j] + r * hh)
+        gates[b, j] = r
+        gates[b, H + j] = z
+        gates[b, 2 * H + j] = n
+        hn[b, j] = hh
+        h[b, j] = n + z * (h_prev[b, j] - n)
+
+
+@kernel(parallel=True)
+def gru_cell_forward(gates, rec, b_ih, b_hh, h_prev, hn, h):
+    """One GRU step after the gemms (gate order r, z, n as PyTorch's).
+
+    gates: (B, 3H) in: x @ W_ih^T; out: the activated gates r, z, n.
+    rec: (B, 3H) h_prev @ W_hh^T. b_ih, b_hh: (3H,). h_prev: (B, H).
+    hn: (B, H) out: h_prev @ W_hn^T + b_hn (what backward needs of the new gate's input).
+    h: (B, H) out: h' = n + z * (h_prev - n). h may not alias h_prev.
+    Example: ``gru_cell_forward(gx_t, hw, b_ih, b_hh, h0, hn_t, h1)``.
+    """
+    B, H = h.shape
+    if gates.shape[0] != B or gates.shape[1] != 3 * H or rec.shape[0] != B \
+            or rec.shape[1] != 3 * H or b_ih.shape[0] != 3 * H or b_hh.shape[0] != 3 * H \
+            or h_prev.shape[0] != B or h_prev.shape[1] != H or hn.shape[0] != B \
+            or hn.shape[1] != H:
+        raise ValueError("gru_cell_forward: gates/rec must be (B, 3H), biases (3H,), h_prev/hn/h (B, H)")
+    if B * H <= SERIAL_MAX:
+        for b in range(B):
+            _gru_fwd_row(gates, rec, b_ih, b_hh, h_prev, hn, h, b)
+        return
+    for b in prange(B):
+        _gru_fwd_row(gates, rec, b_ih, b_hh, h_prev, hn, h, b)
+
+
+@helper
+def _gru_bwd_row(gates, hn, h_prev, dh_out, dh, dgh, b):
+    H = dh.shape[1]
+    for j in range(H):
+        r = gates[b, j]
+        z = gates[b, H + j]
+        n = gates[b, 2 * H + j]
+        g = dh_out[b, j] + dh[b, j]
+        dn = g * (1.0 - z) * (1.0 - n * n)
+        dr = dn * hn[b, j] * r * (1.0 - r)
+        dz = g * (h_prev[b, j] - n) * z * (1.0 - z)
+        gates[b, j] = dr
+        gates[b, H + j] = dz
+        gates[b, 2 * H + j] = dn
+        hn[b, j] = dn * r
+        dgh[b, j] = dr
+        dgh[b, H + j] = dz
+        dgh[b, 2 * H + j] = dn * r
+        dh[b, j] = g * z
+
+
+@kernel(parallel=True)
+def gru_cell_backward(gates, hn, h_prev, dh_out, dh, dgh):
+    """Backward of one GRU step (see ``gru_cell_forward``), before the recurrent product.
+
+    gates: (B, 3H) in: r, z, n; out: the gradients of x @ W_ih^T + b_ih (dr, dz, dn).
+    hn: (B, H) in: h_prev @ W_hn^T + b_hn; out: its gradient (dn * r).
+    h_prev, dh_out: (B, H) the state entering the step, the gradient from the step's output.
+    dh: (B, H) in: the gradient from the next step; out: the direct part of dL/dh_prev (dh' * z),
+    to which the caller adds dgh @ W_hh. dgh: (B, 3H) out: the gradient of h_prev @ W_hh^T + b_hh.
+    Example: ``gru_cell_backward(G[t], HN[t], Y[t], gy[t], dh, dgh)``.
+    """
+    B, H = dh.shape
+    if gates.shape[0] != B or gates.shape[1] != 3 * H or hn.shape != dh.shape \
+            or h_prev.shape != dh.shape or dh_out.shape != dh.shape or dgh.shape != gates.shape:
+        raise ValueError("gru_cell_backward: gates/dgh must be (B, 3H), the states (B, H)")
+    if B * H <= SERIAL_MAX:
+        for b in range(B):
+            _gru_bwd_row(gates, hn, h_prev, dh_out, dh, dgh, b)
+        return
+    for b in prange(B):
+        _gru_bwd_row(gates, hn, h_prev, dh_out, dh, dgh, b)
+
+
+@helper
+def _rnn_fwd_row(gates, rec, bias, h, relu, b):
+    H = h.shape[1]
+    for j in range(H):
+        v = gates[b, j] + rec[b, j] + bias[j]
+        if relu:
+            h[b, j] = v if v > 0.0 else 0.0
+        else:
+            h[b, j] = math.tanh(v)
+
+
+@kernel(parallel=True)
+def rnn_cell_forward(gates, rec, bias, h, relu):
+    """One Elman RNN step after the gemms: h' = act(gates + rec + bias), act tanh or relu.
+
+    gates: (B, H) x @ W_ih^T (only read). rec: (B, H) h_prev @ W_hh^T. bias: (H,) b_ih + b_hh.
+    h: (B, H) out. relu: True for relu, False for tanh.
+    Example: ``rnn_cell_forward(gx_t, hw, b, h1, False)``.
+    """
+    B, H = h.shape
+    if gates.shape != h.shape or rec.shape != h.shape or bias.shape[0] != H:
+        raise ValueError("rnn_cell_forward: gates/rec/h must be (B, H), bias (H,)")
+    if B * H <= SERIAL_MAX:
+        for b in range(B):
+            _rnn_fwd_row(gates, rec, bias, h, relu, b)
+        return
+    for b in prange(B):
+        _rnn_fwd_row(gates, rec, bias, h, relu, b)
+
+
+@helper
+def _rnn_bwd_row(h, dh_out, dh_rec, dpre, relu, b):
+    H = h.shape[1]
+    for j in range(H):
+        g = dh_out[b, j] + dh_rec[b, j]
+        if relu:
+            dpre[b, j] = g if h[b, j] > 0.0 else 0.0
+        else:
+            dpre[b, j] = g * (1.0 - h[b, j] * h[b, j])
+
+
+@kernel(parallel=True)
+def rnn_cell_backward(h, dh_out, dh_rec, dpre, relu):
+    """Backward of one Elman step (see ``rnn_cell_forward``): the pre-activation's gradient.
+
+    h: (B, H) the step's output. dh_out, dh_rec: (B, H) the two parts of dL/dh' (from the
+    step's output, from the next step). dpre: (B, H) out. relu as in the forward.
+    Example: ``rnn_cell_backward(Y[t + 1], gy[t], dh, G[t], False)``.
+    """
+    B, H = h.shape
+    if dh_out.shape != h.shape or dh_rec.shape != h.shape or dpre.shape != h.shape:
+        raise ValueError("rnn_cell_backward: all arrays must be (B, H)")
+    if B * H <= SERIAL_MAX:
+        for b in range(B):
+            _rnn_bwd_row(h, dh_out, dh_rec, dpre, relu, b)
+        return
+    for b in prange(B):
+        _rnn_bwd_row(h, dh_out, dh_rec, dpre, relu, b)

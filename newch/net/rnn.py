@@ -1,9 +1,11 @@
 """Recurrent layers RNN, LSTM and GRU: stacked, optionally bidirectional, over padded or packed
 batches. Parameter names, shapes, gate order and initialisation are PyTorch's.
 
-Each layer computes x @ W_ih^T + b_ih for all time steps in one matmul, then runs the step
-functions of ``rnn_cells`` over time. A packed batch runs padded with a per-step mask: a sequence
-that has ended keeps its state, and its outputs past its end are zero.
+On a padded batch (and LSTM without ``proj_size``) each layer-direction is one graph node on
+fused kernels (``rnn_fused``, ``rnn_fused_gru``). Otherwise (packed batches, ``proj_size``,
+``rnn_fused.ENABLED = False``) each layer runs the step functions of ``rnn_cells`` over time. A
+packed batch runs padded with a per-step mask: a sequence that has ended keeps its state, and
+its outputs past its end are zero.
 """
 import math
 
@@ -12,6 +14,7 @@ from . import init
 from .module import Module
 from .parameter import Parameter, empty_persistent
 from . import rnn_fused
+from .rnn_fused_gru import gru_sequence, rnn_sequence
 from .rnn_cells import gru_step, lstm_step, rnn_step
 from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .. import dtypes as D
@@ -157,7 +160,7 @@ class RNNBase(Module):
             elif self.batch_first:
                 x = x.transpose(0, 1)
         hs, cs = self._initial(hx, x, x.shape[1], batched)
-        if self.mode == "LSTM" and not self.proj_size and mask is None and rnn_fused.ENABLED:
+        if not self.proj_size and mask is None and rnn_fused.ENABLED:
             x, h_n, c_n = self._forward_fused(x, hs, cs)
         else:
             x, h_n, c_n = self._forward_steps(x, hs, cs, mask)
@@ -175,7 +178,7 @@ class RNNBase(Module):
         return out, ((h_out, c_out) if self.mode == "LSTM" else h_out)
 
     def _forward_fused(self, x, hs, cs):
-        """LSTM layers on ``rnn_fused``: one graph node per layer-direction, not per step."""
+        """Layers on ``rnn_fused`` / ``rnn_fused_gru``: one graph node per layer-direction."""
         dirs = 2 if self.bidirectional else 1
         sfx = self._suffixes()
         h_n, c_n = [], []
@@ -184,7 +187,13 @@ class RNNBase(Module):
             for d in range(dirs):
                 k = layer * dirs + d
                 w_ih, w_hh, b_ih, b_hh, _ = self._weights(sfx[k])
-                o, h, c = rnn_fused.lstm_sequence(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, d == 1)
+                if self.mode == "LSTM":
+                    o, h, c = rnn_fused.lstm_sequence(x, hs[k], cs[k], w_ih, w_hh, b_ih, b_hh, d == 1)
+                elif self.mode == "GRU":
+                    (o, h), c = gru_sequence(x, hs[k], w_ih, w_hh, b_ih, b_hh, d == 1), None
+                else:
+                    act = "relu" if self.mode == "RNN_RELU" else "tanh"
+                    (o, h), c = rnn_sequence(x, hs[k], w_ih, w_hh, b_ih, b_hh, act, d == 1), None
                 outs.append(o)
                 h_n.append(h)
                 c_n.append(c)

@@ -8,7 +8,8 @@ cell states C (T + 1, B, H) and the hidden states Y; nothing is recorded per ste
 Backward runs the steps in reverse with ONE kernel each (``lstm_cell_backward``), which
 overwrites step t's saved gates with their gradients: the saved gates are consumed as backward
 goes, so backward needs no buffer of G's size. The weight, bias and input gradients are then
-products and a column sum over all steps at once.
+products and a column sum over all steps at once; the input gradient is written over G's
+memory (``input_grad``), so it needs no new buffer of its size either.
 
 Memory (the sequence issue's bound: a training step's arena peak at most 1.2x what its graph
 holds after the forward). Y is (T + 2, B, H): h0, h_1..h_T (h0 last when reverse), then c_n,
@@ -34,6 +35,7 @@ from ..ops.reduce import sum as _sum
 
 ENABLED = True
 ROWS_MATMUL_MAX = 1 << 22   # multiply-adds up to which backward's products skip the gemm
+INPUT_GRAD_CHUNKS = 16   # the input gradient is computed in this many pieces of rows (at most)
 SCRATCH_MIN = 1 << 14   # elements of gemm scratch a product may take when no dead buffer is bigger
 
 
@@ -134,12 +136,8 @@ def _record(out, c_n, Y, x, x2, h0, c0, w_ih, w_hh, b_ih, b_hh, G, C, reverse):
         gw_ih = _weight_grad(dG2, x2._data(op), w_ih, spare) if w_ih.requires_grad else None
         gw_hh = _weight_grad(dG2, hs.reshape(T * B, H4 // 4), w_hh, spare) \
             if w_hh.requires_grad else None
-        gx = None
-        if need_x:
-            gx = empty((T * B, x_shape[-1]), G.dtype)
-            _gemm_pieces(dG2, w_ih._data(op), gx._data(op), spare, False, G.dtype)
-            gx = gx.reshape(x_shape)
         gb = _sum(dG.reshape(T * B, H4), 0) if need_b else None
+        gx = input_grad(dG, w_ih, spare, x_shape, op) if need_x else None
         return gx, dh0, dc0, gw_ih, gw_hh, gb, gb
     record(out, "LstmBackward0", (x, h0, c0, w_ih, w_hh, b_ih, b_hh), backward,
            saved=[x2, w_ih, w_hh, G, C, Y])
@@ -180,6 +178,56 @@ def _backward_steps(g_out, g_cn, w_hh, G, C, reverse):
         K.lstm_cell_backward(Ga[t], Ca[prev], Ca[new], gOa[t] if ra is None else ra, dha, dca)
         K.rows_matmul(Ga[t], wa, dha, False)
     return G, dh, dc
+
+
+def input_grad(dG, w_ih, spare, x_shape, op):
+    """dX = dG @ W_ih (dG (T, B, N) the gates' gradients, consumed), shaped ``x_shape``.
+
+    When the input is no wider than the gates (I <= N), dX is written over dG's own memory:
+    row piece by row piece, each computed into a small buffer (1/``INPUT_GRAD_CHUNKS`` of dX)
+    and copied to the front of dG's flat memory, which only ever covers rows already read
+    (r1 * I <= r1 * N). No dX-sized buffer is made while the output's gradient is alive, and
+    the result (a view of dG's memory) keeps only that storage. Rows are independent and each
+    piece is the same product kind as the whole (rows_matmul or gemm over the same K pieces),
+    so the bits are those of one product. ``spare``: a dead flat buffer for gemm scratch, or None.
+
+    Example:
+        >>> dG, w = newch.randn(3, 2, 8), newch.randn(8, 4)
+        >>> input_grad(dG, w, None, (3, 2, 4), "LSTM backward").shape   # dG is consumed
+        newch.Size([3, 2, 4])
+    """
+    T, B, N = dG.shape
+    rows, I, dt = T * B, w_ih.shape[1], dG.dtype
+    dG2, wa = dG._data(op).reshape(rows, N), w_ih._data(op)
+    if I > N:
+        gx = empty((rows, I), dt)
+        _gemm_pieces(dG2, wa, gx._data(op), spare, False, dt)
+        return gx.reshape(x_shape)
+    small = rows * N * I <= ROWS_MATMUL_MAX
+    K = kernels()
+    chunk = max(2, -(-rows // INPUT_GRAD_CHUNKS))
+    # NOTE: a last piece of one row is joined to the one before (a one-row gemm takes the
+    # vector-matrix path, whose sums could differ)
+    bounds = [0]
+    while rows - bounds[-1] > chunk + 1:
+        bounds.append(bounds[-1] + chunk)
+    bounds.append(rows)
+    sizes = {b - a for a, b in zip(bounds, bounds[1:])}
+    if not small:
+        budget = SCRATCH_MIN if spare is None else max(SCRATCH_MIN, spare.shape[0])
+        piece = min(_piece(m, I, N, budget, K.gemm_scratch) for m in sizes)
+        need = max(K.gemm_scratch(m, I, piece) for m in sizes)
+        keep = None if spare is not None and spare.shape[0] >= need else empty((need,), dt)
+        scratch = spare[:need] if keep is None else keep._data(op)   # keep: alive while used
+    tmp = empty((max(sizes), I), dt)
+    ta, flat = tmp._data(op), dG._data(op).reshape(-1)
+    for r0, r1 in zip(bounds, bounds[1:]):
+        if small:
+            K.rows_matmul(dG2[r0:r1], wa, ta[:r1 - r0], False)
+        else:
+            _gemm_k_pieces(dG2[r0:r1], wa, ta[:r1 - r0], scratch, piece, False)
+        copy_into(ta[:r1 - r0], flat[r0 * I:r1 * I].reshape(r1 - r0, I))
+    return view_of(dG, flat[:rows * I].reshape(x_shape))
 
 
 def _weight_grad(dG2, inp, w, spare):

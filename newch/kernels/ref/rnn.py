@@ -1,7 +1,8 @@
 """numpy twin of ``kernels/rnn.py``: the fused LSTM cell steps as whole-array expressions."""
 import numpy as np
 
-__all__ = ["lstm_cell_forward", "lstm_cell_backward", "rows_matmul"]
+__all__ = ["lstm_cell_forward", "lstm_cell_backward", "rows_matmul", "gru_cell_forward",
+           "gru_cell_backward", "rnn_cell_forward", "rnn_cell_backward"]
 
 
 def _sigmoid(x):
@@ -49,3 +50,53 @@ def rows_matmul(a, b, out, accumulate):
         out += np.matmul(a, b)
     else:
         np.matmul(a, b, out=out)
+
+
+def gru_cell_forward(gates, rec, b_ih, b_hh, h_prev, hn, h):
+    """Activated gates r, z, n in place, hn and h'; see kernels.rnn."""
+    B, H = h.shape
+    if gates.shape != (B, 3 * H) or rec.shape != (B, 3 * H) or b_ih.shape != (3 * H,) \
+            or b_hh.shape != (3 * H,) or h_prev.shape != (B, H) or hn.shape != (B, H):
+        raise ValueError("gru_cell_forward: gates/rec must be (B, 3H), biases (3H,), h_prev/hn/h (B, H)")
+    x = gates.astype(np.float64) + b_ih
+    hh = rec.astype(np.float64) + b_hh
+    r, z = _sigmoid(x[:, :H] + hh[:, :H]), _sigmoid(x[:, H:2 * H] + hh[:, H:2 * H])
+    n = np.tanh(x[:, 2 * H:] + r * hh[:, 2 * H:])
+    gates[...] = np.concatenate([r, z, n], axis=1)
+    hn[...] = hh[:, 2 * H:]
+    h[...] = n + z * (h_prev - n)
+
+
+def gru_cell_backward(gates, hn, h_prev, dh_out, dh, dgh):
+    """Gradients of the GRU step's products in place; see kernels.rnn."""
+    B, H = dh.shape
+    if gates.shape != (B, 3 * H) or hn.shape != (B, H) or h_prev.shape != (B, H) \
+            or dh_out.shape != (B, H) or dgh.shape != (B, 3 * H):
+        raise ValueError("gru_cell_backward: gates/dgh must be (B, 3H), the states (B, H)")
+    G = gates.astype(np.float64)
+    r, z, n = G[:, :H], G[:, H:2 * H], G[:, 2 * H:]
+    g = dh_out.astype(np.float64) + dh
+    dn = g * (1.0 - z) * (1.0 - n * n)
+    dr = dn * hn * r * (1.0 - r)
+    dz = g * (h_prev - n) * z * (1.0 - z)
+    gates[...] = np.concatenate([dr, dz, dn], axis=1)
+    hn[...] = dn * r
+    dgh[...] = np.concatenate([dr, dz, dn * r], axis=1)
+    dh[...] = g * z
+
+
+def rnn_cell_forward(gates, rec, bias, h, relu):
+    """h' = act(gates + rec + bias); see kernels.rnn."""
+    if gates.shape != h.shape or rec.shape != h.shape or bias.shape != (h.shape[1],):
+        raise ValueError("rnn_cell_forward: gates/rec/h must be (B, H), bias (H,)")
+    v = gates.astype(np.float64) + rec + bias
+    h[...] = np.where(v > 0, v, 0.0) if relu else np.tanh(v)
+
+
+def rnn_cell_backward(h, dh_out, dh_rec, dpre, relu):
+    """The pre-activation's gradient; see kernels.rnn."""
+    if dh_out.shape != h.shape or dh_rec.shape != h.shape or dpre.shape != h.shape:
+        raise ValueError("rnn_cell_backward: all arrays must be (B, H)")
+    g = dh_out.astype(np.float64) + dh_rec
+    hv = h.astype(np.float64)
+    dpre[...] = np.where(hv > 0, g, 0.0) if relu else g * (1.0 - hv * hv)
