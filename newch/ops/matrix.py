@@ -1,12 +1,13 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
 from .. import dtypes as D
+from ..dtypes import from_numpy_dtype
 from ..graph import is_grad_enabled
 from ..tensor import Tensor
 from .alloc import data, empty, kernels, view_of
 from .layout import broadcast_shapes, reshape_view
-from .record import needs_grad, pack, record, sum_to
+from .record import fresh_grad, needs_grad, pack, record, sum_to
 from .launch import copy_into, launch_binary
-from .reduce import reduce
+from .reduce import _NO_CENTER_2D
 from ..kernels import codes as C
 
 __all__ = ["bmm", "matmul", "mm"]
@@ -25,13 +26,18 @@ def _check(op, a, b):
 
 def _gemm(A, B, dtype):
     """A new (M, N) tensor A @ B for 2-D arrays A, B of any strides."""
+    out = empty((A.shape[0], B.shape[1]), dtype)
+    _gemm_into(A, B, out._a)
+    return out
+
+
+def _gemm_into(A, B, out):
+    """out[:] = A @ B for 2-D arrays A, B of any strides, ``out`` C-contiguous."""
     m, k = A.shape
     n = B.shape[1]
-    out = empty((m, n), dtype)
     K = kernels()
-    scratch = empty((K.gemm_scratch(m, n, k),), dtype)
-    K.gemm(A, B, out._a, scratch._a)
-    return out
+    scratch = empty((K.gemm_scratch(m, n, k),), from_numpy_dtype(out.dtype))
+    K.gemm(A, B, out, scratch._a)
 
 
 def _bgemm(A, B, batch, dtype):
@@ -221,16 +227,34 @@ def _record_linear(out, input, weight, bias):
         if is_grad_enabled():        # NOTE: create_graph: differentiable ops
             dx = matmul(g, w) if gx else None
             dw = matmul(g.t(), x) if gw else None
-        else:
-            G = data(g, "AddmmBackward0")
-            dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
-            dw = _gemm(G.T, data(x, "AddmmBackward0"), g.dtype) if gw else None
-        if not gb:
-            return dx, dw, None
-        # NOTE: sum over the batch: the kernel and order sum_to(g, (n,)) uses, without its
-        # keepdim-then-reshape ops
-        return dx, dw, (sum_to(g, (n,)) if is_grad_enabled() else
-                        reduce("AddmmBackward0", C.SUM, g, (0,), False, g.dtype))
+            return dx, dw, (sum_to(g, (n,)) if gb else None)
+        G = data(g, "AddmmBackward0")
+        dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
+        dw = _weight_grad(G, data(x, "AddmmBackward0"), weight, g.dtype) if gw else None
+        return dx, dw, (_bias_grad(G, bias, g.dtype) if gb else None)
     saved = ([input] if gw else []) + ([weight] if gx else [])
     record(out, "AddmmBackward0" if bias is not None else "MmBackward0",
            (input, weight, bias), backward, saved)
+
+
+def _weight_grad(G, X, weight, dtype):
+    """``G.T @ X``, the weight's gradient: written straight into a new ``.grad`` when the
+    engine allows (``fresh_grad``; None is returned then), else a new temporary."""
+    into = fresh_grad(weight)
+    if into is None:
+        return _gemm(G.T, X, dtype)
+    _gemm_into(G.T, X, into._a)
+    weight.grad = into
+    return None
+
+
+def _bias_grad(G, bias, dtype):
+    """The bias's gradient, ``G`` summed over the batch (the kernel and order of
+    ``reduce(SUM, g, (0,))``, as ``sum_to`` uses): into a new ``.grad`` as ``_weight_grad``."""
+    into = fresh_grad(bias)
+    out = into if into is not None else empty((G.shape[1],), dtype)
+    kernels().reduce_3d(C.SUM, G[None], _NO_CENTER_2D, out._a[None])
+    if into is None:
+        return out
+    bias.grad = into
+    return None
