@@ -1,9 +1,8 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
 from .. import dtypes as D
-from ..dtypes import from_numpy_dtype
 from ..graph import is_grad_enabled
 from ..tensor import Tensor
-from .alloc import data, empty, kernels, view_of
+from .alloc import data, empty, kernels, scratch, view_of
 from .layout import broadcast_shapes, reshape_view
 from .record import fresh_grad, needs_grad, pack, record, sum_to
 from .launch import copy_into, launch_binary
@@ -36,8 +35,9 @@ def _gemm_into(A, B, out):
     m, k = A.shape
     n = B.shape[1]
     K = kernels()
-    scratch = empty((K.gemm_scratch(m, n, k),), from_numpy_dtype(out.dtype))
-    K.gemm(A, B, out, scratch._a)
+    s, keep = scratch(K.gemm_scratch(m, n, k), out.dtype)
+    K.gemm(A, B, out, s)
+    del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
 
 
 def _bgemm(A, B, batch, dtype):
