@@ -147,7 +147,7 @@ def run_backward(roots, retain_graph, create_graph, capture=None):
     edges = [(_edge_of(t), g) for t, g in roots]
     walk = _Walk(_dependencies([e for e, _ in edges]), retain_graph, create_graph, capture)
     outer = getattr(_running, "walk", None)
-    outer_plain = getattr(plain_backward, "on", False)
+    outer_plain = plain_backward.on
     _running.walk = walk
     plain_backward.on = capture is None and not create_graph    # NOTE: ops' fresh_grad asks
     try:

@@ -150,13 +150,16 @@ class Arena:
         if guard.lock.acquire(False):         # NOTE: Guard.free, inlined: once per temporary
             try:
                 scope, size, offset = self.scopes[-1], st.nbytes, st.offset
-                if (scope.gen is st.gen and offset + size == self.top and not scope.free
-                        and offset and self.blocks[self.cur] is st.block):
+                if (scope.gen is st.gen and offset + size == self.top
+                        and self.blocks[self.cur] is st.block):
                     # NOTE: the commonest case of _give_back, inlined: the newest temporary
-                    # dies, the bump pointer steps back over it
+                    # dies, the bump pointer steps back over it (and over free regions
+                    # below it)
                     scope.in_use -= size
                     self.in_use -= size
                     self.top = offset
+                    if scope.free or not offset:
+                        self._lower_top(scope)
                 else:
                     self._give_back(st.gen, st.block, offset, size)
                 if guard.deferred:

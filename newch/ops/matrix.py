@@ -1,4 +1,6 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
+import numpy as np
+
 from .. import dtypes as D
 from ..graph import is_grad_enabled
 from ..tensor import Tensor
@@ -210,10 +212,23 @@ def linear_2d(input, weight, bias=None):
     x, w = data(input, "linear"), data(weight, "linear")
     out = _gemm(x, w.T, input.dtype)
     if bias is not None:
-        launch_binary(C.ADD, out._a, data(bias, "linear"), out._a)
+        _add_bias(out._a, data(bias, "linear"))
     if needs_grad(input, weight, bias):
         _record_linear(out, input, weight, bias)
     return out
+
+
+def _add_bias(o, b):
+    """o += b on every row of the fresh C-contiguous (m, n) product ``o``: the row-broadcast
+    add ``launch_binary`` makes of it (the same kernel, the same bits), without working out
+    the broadcast layout for a contiguous bias."""
+    m, n = o.shape
+    if m < 2 or n < 2 or b.ndim != 1 or b.strides[0] != b.itemsize or b.dtype != o.dtype:
+        launch_binary(C.ADD, o, b, o)
+        return
+    o4 = o.reshape(1, 1, m, n)
+    kernels().binary_nd(C.ADD, o4, np.ndarray((1, 1, m, n), b.dtype, b, 0, (0, 0, 0, b.itemsize)),
+                        o4)
 
 
 def _record_linear(out, input, weight, bias):

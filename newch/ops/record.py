@@ -134,7 +134,11 @@ def check_inplace(op, t):
 
 # NOTE: set by the backward engine (autograd/engine.py, above ops) while a plain ``backward()``
 # runs on this thread: not ``autograd.grad`` (its gradients go to the caller) nor create_graph.
-plain_backward = threading.local()
+class _Plain(threading.local):
+    on = False      # NOTE: a class default: read without a swallowed AttributeError
+
+
+plain_backward = _Plain()
 
 
 def fresh_grad(t):
@@ -152,7 +156,7 @@ def fresh_grad(t):
         >>> fresh_grad(w) is None        # no backward running
         True
     """
-    if not getattr(plain_backward, "on", False):
+    if not plain_backward.on:
         return None
     if not isinstance(t, Tensor) or not t._rg or t._node is not None:
         return None
