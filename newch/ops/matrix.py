@@ -37,9 +37,41 @@ def _gemm_into(A, B, out):
     m, k = A.shape
     n = B.shape[1]
     K = kernels()
+    if _transpose_pays(A, B, m, n, k):
+        _gemm_transposed(K, A, B, out)
+        return
     s, keep = scratch(K.gemm_scratch(m, n, k), out.dtype)
     K.gemm(A, B, out, s)
     del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
+
+
+def _transpose_pays(A, B, m, n, k):
+    """True when ``A @ B`` is cheaper as ``(B.T @ A.T).T``: ``x @ w.T`` with few rows in x.
+
+    The kernel reads its left operand in place when k is that operand's contiguous axis and
+    packs the right one (k x n elements) into scratch. For ``x @ w.T`` (x and w C-contiguous,
+    a linear layer's forward) ``w.T`` is the big operand to pack; ``w @ x.T`` reads w in place
+    and packs ``x.T`` (k x m), then one copy transposes the (n, m) result. Shapes and strides
+    only; the bits are the same (every element is the same FMA chain over k, in order).
+    """
+    size = A.itemsize
+    return (m >= 2 and A.strides[1] == size and B.strides[0] == size
+            and B.strides[1] % size == 0 and A.strides[0] % size == 0
+            and k * n >= _TRANSPOSE_MIN and k * n >= 2 * (k * m + m * n))
+
+
+_TRANSPOSE_MIN = 1 << 15    # packed elements saved below which the copy is not worth it
+
+
+def _gemm_transposed(K, A, B, out):
+    """out[:] = (B.T @ A.T).T: the product into an (n, m) scratch, then one transposing copy."""
+    m, k = A.shape
+    n = B.shape[1]
+    s, keep = scratch(K.gemm_scratch(n, m, k) + n * m, out.dtype)
+    t = s[:n * m].reshape(n, m)
+    K.gemm(B.T, A.T, t, s[n * m:])
+    copy_into(t.T, out)
+    del keep        # NOTE: after the copy: t lives in the scratch's bytes
 
 
 def _bgemm(A, B, batch, dtype):
