@@ -54,10 +54,11 @@ def _transpose_pays(A, B, m, n, k):
     and packs ``x.T`` (k x m), then one copy transposes the (n, m) result. Shapes and strides
     only; the bits are the same (every element is the same FMA chain over k, in order).
     """
+    if k * n < _TRANSPOSE_MIN or m < 2 or k * n < 2 * (k * m + m * n):
+        return False
     size = A.itemsize
-    return (m >= 2 and A.strides[1] == size and B.strides[0] == size
-            and B.strides[1] % size == 0 and A.strides[0] % size == 0
-            and k * n >= _TRANSPOSE_MIN and k * n >= 2 * (k * m + m * n))
+    return (A.strides[1] == size and B.strides[0] == size and B.strides[1] % size == 0
+            and A.strides[0] % size == 0)
 
 
 _TRANSPOSE_MIN = 1 << 15    # packed elements saved below which the copy is not worth it
