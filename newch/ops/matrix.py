@@ -37,10 +37,13 @@ def _gemm_into(A, B, out):
     m, k = A.shape
     n = B.shape[1]
     K = kernels()
-    if _transpose_pays(A, B, m, n, k):
+    size = K.gemm_scratch(m, n, k)
+    # NOTE: only for a kernel that packs its right operand (asks for scratch): the numpy
+    # twins (no scratch) keep numpy's own order for each layout
+    if size and _transpose_pays(A, B, m, n, k):
         _gemm_transposed(K, A, B, out)
         return
-    s, keep = scratch(K.gemm_scratch(m, n, k), out.dtype)
+    s, keep = scratch(size, out.dtype)
     K.gemm(A, B, out, s)
     del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
 

@@ -1,10 +1,17 @@
 """``x @ w.T`` with few rows in x runs as ``(w @ x.T).T`` (the big operand read in place):
-the same bits as the direct product, for every dtype and thread count."""
+the same bits as the direct product, for every dtype and thread count. JIT kernels only:
+the numpy twins (no packing) take numpy's product as it comes."""
+import os
+
 import numpy as np
 import pytest
+pytest.importorskip("numba", reason="the transposed route serves the JIT gemm")
 
 import newch
 from newch.context import default_context
+
+pytestmark = pytest.mark.skipif(os.environ.get("NEWCH_BACKEND") == "ref",
+                                reason="the ref backend's gemm packs nothing: no transposed route")
 from newch.ops.matrix import _gemm, _transpose_pays
 
 
