@@ -126,17 +126,13 @@ def _layout(B, M, N, K, nr):
 
 def bgemm_scratch(B, M, N, K):
     """Scratch elements ``bgemm`` needs for (B, M, K) @ (B, K, N), float32 or float64."""
-    key = (B, M, N, K)
-    n = _SCRATCH.get(key)
+    n = _SCRATCH.get((B, M, N, K))
     if n is None:
-        if B == 0 or M == 0 or N == 0 or K == 0:
-            n = 0
-        else:
-            if N == 1:
-                M, N = 1, M         # computed transposed, see bgemm
-            n = max(_layout(B, M, N, K, NV * VBYTES // size)[5] for size in (4, 8))
+        n = 0 if B == 0 or M == 0 or N == 0 or K == 0 else max(   # N == 1: see bgemm
+            _layout(B, *((1, M) if N == 1 else (M, N)), K, NV * VBYTES // size)[5]
+            for size in (4, 8))
         if len(_SCRATCH) < 4096:
-            _SCRATCH[key] = n
+            _SCRATCH[(B, M, N, K)] = n
     return n
 
 
@@ -590,8 +586,8 @@ def gemm(a, b, out, scratch, accumulate=False):
 
 
 # (a.shape, b.shape, dtype) -> (out shape, parallel, pack, pack tasks, compute, tm, tn, ntask,
-# wstart, wsize, scratch elements) of a 2-D product on the packed path, so a repeated shape skips
-# ``bgemm``'s planning (shapes only: the same kernels and tiles, the same bits)
+# wstart, wsize, scratch size) of a 2-D product on the packed path: a repeated shape skips
+# bgemm's planning (shapes only: the same kernels and tiles, the same bits)
 _PLANS = {}
 
 
