@@ -198,7 +198,7 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"grad: expected a Tensor or None, got {type(value).__name__}")
-            if tuple(value.shape) != tuple(self.shape):
+            if value._a.shape != self._a.shape:
                 raise ValueError(f"grad: assigned grad of shape {tuple(value.shape)} to a tensor "
                                  f"of shape {tuple(self.shape)}")
         self._grad = value

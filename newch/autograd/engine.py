@@ -13,7 +13,7 @@ from ..dtypes import from_numpy_dtype
 from ..tensor import Tensor
 from ..graph import Accumulate, Node, set_grad_enabled
 from ..ops.creation import ones_like, zeros_like
-from ..ops.record import edge
+from ..ops.record import edge, plain_backward
 
 
 def _roots(op, tensors, grads):
@@ -147,7 +147,9 @@ def run_backward(roots, retain_graph, create_graph, capture=None):
     edges = [(_edge_of(t), g) for t, g in roots]
     walk = _Walk(_dependencies([e for e, _ in edges]), retain_graph, create_graph, capture)
     outer = getattr(_running, "walk", None)
+    outer_plain = plain_backward.on
     _running.walk = walk
+    plain_backward.on = capture is None and not create_graph    # NOTE: ops' fresh_grad asks
     try:
         with set_grad_enabled(create_graph):
             for e, g in edges:
@@ -156,6 +158,7 @@ def run_backward(roots, retain_graph, create_graph, capture=None):
             walk.run()
     finally:
         _running.walk = outer
+        plain_backward.on = outer_plain
 
 
 _running = threading.local()     # the walk running on this thread (``grad_buffer`` asks it)

@@ -126,11 +126,17 @@ def _layout(B, M, N, K, nr):
 
 def bgemm_scratch(B, M, N, K):
     """Scratch elements ``bgemm`` needs for (B, M, K) @ (B, K, N), float32 or float64."""
-    if B == 0 or M == 0 or N == 0 or K == 0:
-        return 0
-    if N == 1:
-        M, N = 1, M         # computed transposed, see bgemm
-    return max(_layout(B, M, N, K, NV * VBYTES // size)[5] for size in (4, 8))
+    n = _SCRATCH.get((B, M, N, K))
+    if n is None:
+        n = 0 if B == 0 or M == 0 or N == 0 or K == 0 else max(   # N == 1: see bgemm
+            _layout(B, *((1, M) if N == 1 else (M, N)), K, NV * VBYTES // size)[5]
+            for size in (4, 8))
+        if len(_SCRATCH) < 4096:
+            _SCRATCH[(B, M, N, K)] = n
+    return n
+
+
+_SCRATCH = {}    # (B, M, N, K) -> bgemm_scratch(B, M, N, K): shapes repeat
 
 
 def gemm_scratch(M, N, K):
@@ -553,4 +559,52 @@ def gemm(a, b, out, scratch, accumulate=False):
     overwritten; scratch 1-D contiguous with ``gemm_scratch(M, N, K)`` elements.
     All arrays share one dtype.
     """
+    dt = out.dtype
+    plan = _PLANS.get((a.shape, b.shape, dt)) if a.ndim == 2 and b.ndim == 2 else None
+    if plan is None:
+        _gemm_planned(a, b, out, scratch, accumulate)
+        return
+    # NOTE: what bgemm checks, for shapes seen before: the entry points trust types blindly
+    if a.dtype != dt or b.dtype != dt or scratch.dtype != dt or out.shape != plan[0] \
+            or not (out.flags.c_contiguous and scratch.flags.c_contiguous) or scratch.ndim != 1:
+        bgemm(a[None], b[None], out[None], scratch, accumulate)    # raises the error
+        return
+    _, par, pack, npack, compute, tm, tn, ntask, wstart, wsize, total = plan
+    if scratch.shape[0] < total:
+        raise ValueError("matmul: scratch smaller than gemm_scratch()")
+    size = dt.itemsize
+    a_direct = a.strides[1] == size and a.strides[0] % size == 0
+    # NOTE: the compiled launchers themselves (``_Lazy.run``), called as ``_Lazy`` would
+    if par:
+        pack(npack, b[None], scratch)
+        compute(ntask, a[None], out[None], scratch, tm, tn, True, a_direct, ntask, wstart,
+                wsize, bool(accumulate))
+    else:
+        pack(b[None], scratch, 0, npack)
+        compute(a[None], out[None], scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
+                bool(accumulate), 0, ntask)
+
+
+# (a.shape, b.shape, dtype) -> (out shape, parallel, pack, pack tasks, compute, tm, tn, ntask,
+# wstart, wsize, scratch size) of a 2-D product on the packed path: a repeated shape skips
+# bgemm's planning (shapes only: the same kernels and tiles, the same bits)
+_PLANS = {}
+
+
+def _gemm_planned(a, b, out, scratch, accumulate):
+    """``gemm`` through ``bgemm``; remembers the plan of a 2-D product on its packed path."""
     bgemm(a[None], b[None], out[None], scratch, accumulate)
+    if a.ndim != 2 or b.ndim != 2 or len(_PLANS) >= 4096:
+        return
+    (M, K), N, dt = a.shape, b.shape[1], out.dtype
+    if min(M, N, K) == 0 or M == 1 or N == 1:
+        return          # the vector paths and empty products stay in bgemm
+    nr = NV * VBYTES // dt.itemsize
+    tm, tn, ntask, wstart, wsize, total = _layout(1, M, N, K, nr)
+    par = M * N * K >= SERIAL_WORK
+    pack, compute, _ = _kernels(dt, par)
+    if pack.run is None or compute.run is None:
+        return
+    npack = ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K)
+    _PLANS[(a.shape, b.shape, dt)] = ((M, N), par, pack.run, npack, compute.run, tm, tn, ntask,
+                                      wstart, wsize, total)

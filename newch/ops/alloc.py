@@ -36,6 +36,15 @@ def empty(shape, dtype, persistent=False):
     return Tensor._make(np.ndarray(shape, dtype.np, st.block, st.offset), st)
 
 
+def scratch(n, np_dtype):
+    """(a 1-D numpy array of ``n`` elements of ``np_dtype`` from the arena, its storage):
+    kernel scratch with no tensor around it. Keep the storage referenced while the array
+    is in use; its bytes go back to the arena when the storage is dropped.
+    """
+    st = default_context().arena.alloc(n * np_dtype.itemsize)
+    return np.ndarray((n,), np_dtype, st.block, st.offset), st
+
+
 def empty_with_scratch(shape, dtype, n, scratch_dtype):
     """(a new tensor, a scratch array of ``n`` elements of numpy ``scratch_dtype``) from one
     allocation: the scratch sits after the tensor's bytes (64-byte aligned) and its memory

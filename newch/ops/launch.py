@@ -174,6 +174,11 @@ def binary(op, code, a, b, out_dtype=None, compute_dtype=None):
     """A new tensor ``code(a, b)``: promote, broadcast, launch."""
     if isinstance(a, Tensor):
         A = a._a
+        if b is a:
+            # NOTE: ``x + x``, ``x * x``: one tensor, its liveness and layout checked once
+            if (A.ndim and a._s.gen.alive and A.flags.c_contiguous
+                    and (compute_dtype is None or compute_dtype.np == A.dtype)):
+                return _flat_binary(code, A, A, out_dtype or a.dtype)
         if isinstance(b, Tensor):
             B = b._a
             # NOTE: fast path, no promotion or broadcasting to work out (two equal dtypes
@@ -224,19 +229,22 @@ def _serial_loop(K, what, code, a, out):
     return f
 
 
+_FLAT = {}      # (code, out dtype, operand dtype) -> (kernel namespace, its serial binary loop)
+
+
 def _flat_binary(code, A, B, out_dtype):
     """``code(A, B)`` into a new tensor of ``out_dtype``; A, B alive, C-contiguous, one shape
     and dtype."""
     ctx = default_context()
     n = A.size
     # NOTE: alloc.empty inlined (the default context looked up once for memory and kernels)
-    nbytes = n * out_dtype.itemsize
+    odt = out_dtype.np
     if ctx._local.persistent:
-        st = ctx.pool.alloc(nbytes)
-        o = np.ndarray(A.shape, out_dtype.np, st.buf)
+        st = ctx.pool.alloc(n * odt.itemsize)
+        o = np.ndarray(A.shape, odt, st.buf)
     else:
-        st = ctx.arena.alloc(nbytes)
-        o = np.ndarray(A.shape, out_dtype.np, st.block, st.offset)
+        st = ctx.arena.alloc(n * odt.itemsize)
+        o = np.ndarray(A.shape, odt, st.block, st.offset)
     out = Tensor._make(o, st)
     if A.ndim != 1:
         if not n:
@@ -244,7 +252,11 @@ def _flat_binary(code, A, B, out_dtype):
         A, B, o = A.reshape(-1), B.reshape(-1), o.reshape(-1)
     if n <= SERIAL:
         if n:
-            _serial_loop(ctx.kernels, "binary", code, A, o)(A, B, o, 0, n)
+            f = _FLAT.get((code, odt, A.dtype))
+            if f is None or f[0] is not ctx.kernels:
+                f = _FLAT[(code, odt, A.dtype)] = (
+                    ctx.kernels, _serial_loop(ctx.kernels, "binary", code, A, o))
+            f[1](A, B, o, 0, n)
     else:
         ctx.apply_threads()
         ctx.kernels.binary(code, A, B, o)

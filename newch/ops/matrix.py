@@ -1,12 +1,14 @@
 """Matrix products: matmul / @, mm, bmm (float32 and float64, through the blocked gemm kernel)."""
+import numpy as np
+
 from .. import dtypes as D
 from ..graph import is_grad_enabled
 from ..tensor import Tensor
-from .alloc import data, empty, kernels, view_of
+from .alloc import data, empty, kernels, scratch, view_of
 from .layout import broadcast_shapes, reshape_view
-from .record import needs_grad, pack, record, sum_to
+from .record import fresh_grad, needs_grad, pack, record, sum_to
 from .launch import copy_into, launch_binary
-from .reduce import reduce
+from .reduce import _NO_CENTER_2D
 from ..kernels import codes as C
 
 __all__ = ["bmm", "matmul", "mm"]
@@ -25,13 +27,55 @@ def _check(op, a, b):
 
 def _gemm(A, B, dtype):
     """A new (M, N) tensor A @ B for 2-D arrays A, B of any strides."""
+    out = empty((A.shape[0], B.shape[1]), dtype)
+    _gemm_into(A, B, out._a)
+    return out
+
+
+def _gemm_into(A, B, out):
+    """out[:] = A @ B for 2-D arrays A, B of any strides, ``out`` C-contiguous."""
     m, k = A.shape
     n = B.shape[1]
-    out = empty((m, n), dtype)
     K = kernels()
-    scratch = empty((K.gemm_scratch(m, n, k),), dtype)
-    K.gemm(A, B, out._a, scratch._a)
-    return out
+    size = K.gemm_scratch(m, n, k)
+    # NOTE: only for a kernel that packs its right operand (asks for scratch): the numpy
+    # twins (no scratch) keep numpy's own order for each layout
+    if size and _transpose_pays(A, B, m, n, k):
+        _gemm_transposed(K, A, B, out)
+        return
+    s, keep = scratch(size, out.dtype)
+    K.gemm(A, B, out, s)
+    del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
+
+
+def _transpose_pays(A, B, m, n, k):
+    """True when ``A @ B`` is cheaper as ``(B.T @ A.T).T``: ``x @ w.T`` with few rows in x.
+
+    The kernel reads its left operand in place when k is that operand's contiguous axis and
+    packs the right one (k x n elements) into scratch. For ``x @ w.T`` (x and w C-contiguous,
+    a linear layer's forward) ``w.T`` is the big operand to pack; ``w @ x.T`` reads w in place
+    and packs ``x.T`` (k x m), then one copy transposes the (n, m) result. Shapes and strides
+    only; the bits are the same (every element is the same FMA chain over k, in order).
+    """
+    if k * n < _TRANSPOSE_MIN or m < 2 or k * n < 2 * (k * m + m * n):
+        return False
+    size = A.itemsize
+    return (A.strides[1] == size and B.strides[0] == size and B.strides[1] % size == 0
+            and A.strides[0] % size == 0)
+
+
+_TRANSPOSE_MIN = 1 << 15    # packed elements saved below which the copy is not worth it
+
+
+def _gemm_transposed(K, A, B, out):
+    """out[:] = (B.T @ A.T).T: the product into an (n, m) scratch, then one transposing copy."""
+    m, k = A.shape
+    n = B.shape[1]
+    s, keep = scratch(K.gemm_scratch(n, m, k) + n * m, out.dtype)
+    t = s[:n * m].reshape(n, m)
+    K.gemm(B.T, A.T, t, s[n * m:])
+    copy_into(t.T, out)
+    del keep        # NOTE: after the copy: t lives in the scratch's bytes
 
 
 def _bgemm(A, B, batch, dtype):
@@ -204,10 +248,23 @@ def linear_2d(input, weight, bias=None):
     x, w = data(input, "linear"), data(weight, "linear")
     out = _gemm(x, w.T, input.dtype)
     if bias is not None:
-        launch_binary(C.ADD, out._a, data(bias, "linear"), out._a)
+        _add_bias(out._a, data(bias, "linear"))
     if needs_grad(input, weight, bias):
         _record_linear(out, input, weight, bias)
     return out
+
+
+def _add_bias(o, b):
+    """o += b on every row of the fresh C-contiguous (m, n) product ``o``: the row-broadcast
+    add ``launch_binary`` makes of it (the same kernel, the same bits), without working out
+    the broadcast layout for a contiguous bias."""
+    m, n = o.shape
+    if m < 2 or n < 2 or b.ndim != 1 or b.strides[0] != b.itemsize or b.dtype != o.dtype:
+        launch_binary(C.ADD, o, b, o)
+        return
+    o4 = o.reshape(1, 1, m, n)
+    kernels().binary_nd(C.ADD, o4, np.ndarray((1, 1, m, n), b.dtype, b, 0, (0, 0, 0, b.itemsize)),
+                        o4)
 
 
 def _record_linear(out, input, weight, bias):
@@ -221,16 +278,34 @@ def _record_linear(out, input, weight, bias):
         if is_grad_enabled():        # NOTE: create_graph: differentiable ops
             dx = matmul(g, w) if gx else None
             dw = matmul(g.t(), x) if gw else None
-        else:
-            G = data(g, "AddmmBackward0")
-            dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
-            dw = _gemm(G.T, data(x, "AddmmBackward0"), g.dtype) if gw else None
-        if not gb:
-            return dx, dw, None
-        # NOTE: sum over the batch: the kernel and order sum_to(g, (n,)) uses, without its
-        # keepdim-then-reshape ops
-        return dx, dw, (sum_to(g, (n,)) if is_grad_enabled() else
-                        reduce("AddmmBackward0", C.SUM, g, (0,), False, g.dtype))
+            return dx, dw, (sum_to(g, (n,)) if gb else None)
+        G = data(g, "AddmmBackward0")
+        dx = _gemm(G, data(w, "AddmmBackward0"), g.dtype) if gx else None
+        dw = _weight_grad(G, data(x, "AddmmBackward0"), weight, g.dtype) if gw else None
+        return dx, dw, (_bias_grad(G, bias, g.dtype) if gb else None)
     saved = ([input] if gw else []) + ([weight] if gx else [])
     record(out, "AddmmBackward0" if bias is not None else "MmBackward0",
            (input, weight, bias), backward, saved)
+
+
+def _weight_grad(G, X, weight, dtype):
+    """``G.T @ X``, the weight's gradient: written straight into a new ``.grad`` when the
+    engine allows (``fresh_grad``; None is returned then), else a new temporary."""
+    into = fresh_grad(weight)
+    if into is None:
+        return _gemm(G.T, X, dtype)
+    _gemm_into(G.T, X, into._a)
+    weight.grad = into
+    return None
+
+
+def _bias_grad(G, bias, dtype):
+    """The bias's gradient, ``G`` summed over the batch (the kernel and order of
+    ``reduce(SUM, g, (0,))``, as ``sum_to`` uses): into a new ``.grad`` as ``_weight_grad``."""
+    into = fresh_grad(bias)
+    out = into if into is not None else empty((G.shape[1],), dtype)
+    kernels().reduce_3d(C.SUM, G[None], _NO_CENTER_2D, out._a[None])
+    if into is None:
+        return out
+    bias.grad = into
+    return None

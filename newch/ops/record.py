@@ -1,8 +1,10 @@
 """How ops attach their backward to the graph (the forward/backward pairing lives in each op)."""
+import threading
 import weakref
 
 from ..graph import Accumulate, Node, SavedTensor, is_grad_enabled
 from ..tensor import Tensor
+from .alloc import empty
 
 
 def needs_grad(*xs):
@@ -128,3 +130,37 @@ def check_inplace(op, t):
         raise RuntimeError(f"{op}: in-place change of a view ({t._node.name()}) of a tensor that "
                            f"requires grad; newch autograd cannot pass it back to the base tensor. "
                            f"Use the out-of-place op, or .clone() the view first")
+
+
+# NOTE: set by the backward engine (autograd/engine.py, above ops) while a plain ``backward()``
+# runs on this thread: not ``autograd.grad`` (its gradients go to the caller) nor create_graph.
+class _Plain(threading.local):
+    on = False      # NOTE: a class default: read without a swallowed AttributeError
+
+
+plain_backward = _Plain()
+
+
+def fresh_grad(t):
+    """A new uninitialised tensor shaped like leaf ``t`` for a backward to write ``t``'s whole
+    gradient into and install as ``t.grad``, returning None for ``t``; or None (return the
+    gradient as usual).
+
+    Saves the engine's copy of a gradient into ``.grad``. Only while a plain ``backward()``
+    runs on this thread, for a leaf that requires grad and has no live ``.grad`` (one to add
+    into keeps the usual path: its sum's rounding must not change). Persistent when ``t``
+    is, as ``.grad`` would be.
+
+    Example:
+        >>> w = newch.ones(2, 3, requires_grad=True)
+        >>> fresh_grad(w) is None        # no backward running
+        True
+    """
+    if not plain_backward.on:
+        return None
+    if not isinstance(t, Tensor) or not t._rg or t._node is not None:
+        return None
+    g = t._grad
+    if g is not None and g._s.gen.alive:
+        return None
+    return empty(t._a.shape, t.dtype, persistent=t._s.views is not None)

@@ -166,7 +166,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _scale_inplace(t, factor):
-    launch_binary(C.MUL, t._a, t.dtype.np.type(factor), t._a)
+    """t *= factor (rounded to t's dtype) in place, for a fresh result ``t`` (mean, mse)."""
+    a = t._a
+    s = a.dtype.type(factor)
+    if a.size and a.flags.c_contiguous:
+        # NOTE: the kernel launch_binary picks for a contiguous array and a scalar (a 0-d
+        # result included: its one value), without working that out
+        f = a.reshape(-1)
+        kernels().binary_scalar(C.MUL, f, s, f)
+    else:
+        launch_binary(C.MUL, a, s, a)
     return t
 
 
