@@ -21,6 +21,7 @@ deterministically.
 """
 import numpy as np
 
+from .elementwise import as_c
 from .jit import kernel, helper
 from .reduce import _plan, tile_bounds
 from .specialize import array, entry, scalar
@@ -51,6 +52,34 @@ def _check_cells(idx, D):
                     raise IndexError("indexing kernel: an index is out of range for the indexed dim")
 
 
+@helper
+def _unit(row):
+    return row.shape[0] <= 1 or row.strides[0] == row.itemsize
+
+
+@helper
+def _copy_row(d, s, m, accumulate):
+    """d[:m] = s[:m] (+= if ``accumulate``); unit-stride rows take a C loop LLVM vectorizes.
+
+    NOTE: arrays are typed 'A' (one compilation per dtype whatever the layout), so the
+    contiguous case is found at run time and retyped (``as_c``: a view, no copy).
+    """
+    if _unit(d) and _unit(s):
+        dc, sc = as_c(d), as_c(s)
+        if accumulate:
+            for k in range(m):
+                dc[k] += sc[k]
+        else:
+            for k in range(m):
+                dc[k] = sc[k]
+    elif accumulate:
+        for k in range(m):
+            d[k] += s[k]
+    else:
+        for k in range(m):
+            d[k] = s[k]
+
+
 @kernel
 def wrap_index(idx, n, allow_negative, out, bad):
     """Validate and normalise 1-D indices into a dim of size ``n``.
@@ -78,10 +107,7 @@ def _select_tile(x, idx, out, q0, q1, i0, i1):
     m = i1 - i0
     for q in range(q0, q1):
         o, j = q // J, q % J
-        src = x[o, idx[j], i0:i1]
-        dst = out[o, j, i0:i1]
-        for k in range(m):
-            dst[k] = src[k]
+        _copy_row(out[o, j, i0:i1], x[o, idx[j], i0:i1], m, False)
 
 
 @kernel
@@ -122,14 +148,7 @@ def _put_tile(dst, idx, src, o0, o1, i0, i1, accumulate):
     m = i1 - i0
     for o in range(o0, o1):
         for j in range(J):
-            s = src[o, j, i0:i1]
-            d = dst[o, idx[j], i0:i1]
-            if accumulate:
-                for k in range(m):
-                    d[k] += s[k]
-            else:
-                for k in range(m):
-                    d[k] = s[k]
+            _copy_row(dst[o, idx[j], i0:i1], src[o, j, i0:i1], m, accumulate)
 
 
 @kernel
@@ -173,9 +192,15 @@ def _fill_tile(dst, mask, value, q0, q1, i0, i1):
         b, c = bc // C, bc % C
         drow = dst[a, b, c, i0:i1]
         mrow = mask[a, b, c, i0:i1]
-        for k in range(m):
-            if mrow[k]:
-                drow[k] = value
+        if _unit(drow) and _unit(mrow):
+            dc, mc = as_c(drow), as_c(mrow)
+            for k in range(m):
+                if mc[k]:
+                    dc[k] = value
+        else:
+            for k in range(m):
+                if mrow[k]:
+                    drow[k] = value
 
 
 @kernel
@@ -212,17 +237,12 @@ def _run(task, key, types, ntask, parallel, *args):
 
 
 def _check(check, idx, D):
-    """Run check kernel ``check`` (``_check_rows`` / ``_check_cells``): IndexError if a bad index."""
+    """Run ``_check_rows`` or ``_check_cells``: IndexError if an index is out of range."""
     k = (check, idx.dtype)
     fn = _RUN.get(k)
     if fn is None:
         fn = _RUN[k] = entry(check, (array(idx.dtype, idx.ndim), _I64))
     fn(idx, D)
-
-
-def _need(what, ok, detail):
-    if not ok:
-        raise ValueError(f"{what}: {detail}")
 
 
 def _index(what, idx, ndim):
@@ -253,8 +273,9 @@ def index_select_3d(x, idx, out):
     _arrays("index_select_3d", 3, x, out)
     _index("index_select_3d", idx, 1)
     O, J, I = out.shape
-    _need("index_select_3d", x.shape[0] == O and x.shape[2] == I and idx.shape[0] == J,
-          f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
+    if not (x.shape[0] == O and x.shape[2] == I and idx.shape[0] == J):
+        raise ValueError(f"index_select_3d: "
+                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
     _writable("index_select_3d", out)
     _check(_check_rows, idx, x.shape[1])
     if out.size == 0:
@@ -274,8 +295,9 @@ def gather_3d(x, idx, out):
     _arrays("gather_3d", 3, x, out)
     _index("gather_3d", idx, 3)
     O, J, I = out.shape
-    _need("gather_3d", x.shape[0] == O and x.shape[2] == I and idx.shape == out.shape,
-          f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
+    if not (x.shape[0] == O and x.shape[2] == I and idx.shape == out.shape):
+        raise ValueError(f"gather_3d: "
+                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
     _writable("gather_3d", out)
     _check(_check_cells, idx, x.shape[1])
     if out.size == 0:
@@ -297,8 +319,9 @@ def index_put_3d(dst, idx, src, accumulate):
     _arrays("index_put_3d", 3, dst, src)
     _index("index_put_3d", idx, 1)
     O, J, I = src.shape
-    _need("index_put_3d", dst.shape[0] == O and dst.shape[2] == I and idx.shape[0] == J,
-          f"shapes dst {dst.shape}, idx {idx.shape}, src {src.shape} disagree")
+    if not (dst.shape[0] == O and dst.shape[2] == I and idx.shape[0] == J):
+        raise ValueError(f"index_put_3d: "
+                         f"shapes dst {dst.shape}, idx {idx.shape}, src {src.shape} disagree")
     _writable("index_put_3d", dst)
     _check(_check_rows, idx, dst.shape[1])
     if src.size == 0:
@@ -320,15 +343,17 @@ def scatter_add_3d(out, idx, src):
     _arrays("scatter_add_3d", 3, out, src)
     _index("scatter_add_3d", idx, 3)
     O, J, I = src.shape
-    _need("scatter_add_3d", out.shape[0] == O and out.shape[2] == I and idx.shape == src.shape,
-          f"shapes out {out.shape}, idx {idx.shape}, src {src.shape} disagree")
+    if not (out.shape[0] == O and out.shape[2] == I and idx.shape == src.shape):
+        raise ValueError(f"scatter_add_3d: "
+                         f"shapes out {out.shape}, idx {idx.shape}, src {src.shape} disagree")
     _writable("scatter_add_3d", out)
     _check(_check_cells, idx, out.shape[1])
     if src.size == 0:
         return
     ntask, per, ib, nib = _plan(O, J, I)
     key = (out.dtype, idx.dtype, src.dtype)
-    _run(_scatter_tasks, key, lambda: (array(out.dtype, 3), array(idx.dtype, 3), array(src.dtype, 3)),
+    _run(_scatter_tasks, key,
+         lambda: (array(out.dtype, 3), array(idx.dtype, 3), array(src.dtype, 3)),
          ntask, src.size >= SERIAL_WORK, out, idx, src, per, ib, nib)
 
 
@@ -372,8 +397,10 @@ def masked_fill_nd(dst, mask, value):
     broadcast axes). value: a scalar, stored as dst's dtype.
     """
     _arrays("masked_fill_nd", 4, dst, mask)
-    _need("masked_fill_nd", mask.shape == dst.shape and mask.dtype == np.bool_,
-          f"expected a bool mask of shape {dst.shape}, got {mask.dtype} {mask.shape}")
+    if not (mask.shape == dst.shape and mask.dtype == np.bool_):
+        raise ValueError(f"masked_fill_nd: "
+                         f"expected a bool mask of shape {dst.shape}, "
+                         f"got {mask.dtype} {mask.shape}")
     _writable("masked_fill_nd", dst)
     if dst.size == 0:
         return
