@@ -47,3 +47,21 @@ def pytest_collection_modifyitems(config, items):
     if stale and "pi" in (config.option.markexpr or ""):
         raise pytest.UsageError("tests/conftest.py PI_SUBSET names tests that do not exist: "
                                 + ", ".join(stale))
+
+
+# -- NEWCH_SUITE_COMPILE_REPORT=path: what the suite compiled (this process only: not the
+# subprocesses tests start), grouped by kernel module and kernel, written at session end
+# (``newch.kernels.report.summary``; the raw records go to ``path.json``). docs/kernels.md.
+def pytest_sessionfinish(session, exitstatus):
+    import json
+    import os
+    import sys
+    path = os.environ.get("NEWCH_SUITE_COMPILE_REPORT")
+    report = sys.modules.get("newch.kernels.report")
+    if not path:
+        return
+    recs = report.records() if report is not None else []
+    with open(path, "w") as f:
+        f.write((report.summary(recs) if report is not None else "no kernel compiled") + "\n")
+    with open(path + ".json", "w") as f:
+        json.dump(recs, f)

@@ -1,25 +1,39 @@
-"""Indexing kernels: select, gather, index_add / scatter_add / index_put, masks.
+"""Indexing kernels: select, gather, index_put (and index_add) / scatter_add, masks.
 
-Indices are int64 and validated by ``ops/`` (0 <= idx < D); every kernel that
-reads or writes through an index checks it again in a serial pass before any
-write, and raises IndexError (nothing written) whatever the caller passed, so a
-stale or corrupted index can never touch memory outside the arrays. Work is split into tiles of whole
-rows x one I-block (``reduce.tile_plan``), depending on shapes only. Kernels
-that add into an output give each output element to one task, which adds its
-contributions in increasing j, so duplicates in ``idx`` sum deterministically.
+Indices are integers (int64 from ``ops/``) validated by ``ops/`` (0 <= idx < D);
+every kernel that reads or writes through an index checks them all again in a
+serial pass (``_check_rows``, ``_check_cells``: small serial kernels that raise)
+before any write, and raises IndexError (nothing written) whatever the caller
+passed, so a stale or corrupted index can never touch memory outside the arrays.
+The launchers also check the arrays' dimensions, shapes and dtypes.
+
+Work is split into tiles of whole rows x one I-block (``reduce.tile_plan``,
+planned in Python), depending on shapes only. Each kernel is a serial *task
+function* over tile indexes [t0, t1) (``tasks``): small inputs run every tile
+in the calling thread, big ones run the same compiled code one tile per
+``prange`` iteration (``tasks.driver``), so no parallel copy is compiled and
+both paths give the same bits. Arrays are typed 'A' and writable whatever their
+layout and read-only flag, so a kernel compiles once per dtype (cold start:
+contiguous, strided, transposed and broadcast operands share one signature).
+Kernels that add into an output give each output element to one task, which
+adds its contributions in increasing j, so duplicates in ``idx`` sum
+deterministically.
 """
 import numpy as np
 
-from .jit import kernel, helper, prange
-from .reduce import tile_plan, tile_bounds
+from .elementwise import as_c
+from .jit import kernel, helper
+from .reduce import _plan, tile_bounds
+from .specialize import array, entry, scalar
+from .tasks import driver
 
-__all__ = ["index_select_3d", "index_add_3d", "gather_3d", "scatter_add_3d", "mask_count",
+__all__ = ["index_select_3d", "gather_3d", "scatter_add_3d", "mask_count",
            "masked_select", "masked_fill_nd", "index_put_3d", "wrap_index"]
 
 SERIAL_WORK = 1 << 15   # fewer elements than this: serial path, no thread launch
 
 
-@helper
+@kernel
 def _check_rows(idx, D):
     """Raise IndexError unless every entry of the 1-D ``idx`` is in [0, D)."""
     for j in range(idx.shape[0]):
@@ -27,7 +41,7 @@ def _check_rows(idx, D):
             raise IndexError("indexing kernel: an index is out of range for the indexed dim")
 
 
-@helper
+@kernel
 def _check_cells(idx, D):
     """Raise IndexError unless every entry of the 3-D ``idx`` (any strides) is in [0, D)."""
     O, J, I = idx.shape
@@ -36,6 +50,34 @@ def _check_cells(idx, D):
             for i in range(I):
                 if idx[o, j, i] < 0 or idx[o, j, i] >= D:
                     raise IndexError("indexing kernel: an index is out of range for the indexed dim")
+
+
+@helper
+def _unit(row):
+    return row.shape[0] <= 1 or row.strides[0] == row.itemsize
+
+
+@helper
+def _copy_row(d, s, m, accumulate):
+    """d[:m] = s[:m] (+= if ``accumulate``); unit-stride rows take a C loop LLVM vectorizes.
+
+    NOTE: arrays are typed 'A' (one compilation per dtype whatever the layout), so the
+    contiguous case is found at run time and retyped (``as_c``: a view, no copy).
+    """
+    if _unit(d) and _unit(s):
+        dc, sc = as_c(d), as_c(s)
+        if accumulate:
+            for k in range(m):
+                dc[k] += sc[k]
+        else:
+            for k in range(m):
+                dc[k] = sc[k]
+    elif accumulate:
+        for k in range(m):
+            d[k] += s[k]
+    else:
+        for k in range(m):
+            d[k] = s[k]
 
 
 @kernel
@@ -57,6 +99,7 @@ def wrap_index(idx, n, allow_negative, out, bad):
         out[k] = v
 
 
+
 @helper
 def _select_tile(x, idx, out, q0, q1, i0, i1):
     """out[o, j, i0:i1] = x[o, idx[j], i0:i1] for the rows q = o*J + j in q0..q1."""
@@ -64,30 +107,16 @@ def _select_tile(x, idx, out, q0, q1, i0, i1):
     m = i1 - i0
     for q in range(q0, q1):
         o, j = q // J, q % J
-        src = x[o, idx[j], i0:i1]
-        dst = out[o, j, i0:i1]
-        for k in range(m):
-            dst[k] = src[k]
+        _copy_row(out[o, j, i0:i1], x[o, idx[j], i0:i1], m, False)
 
 
-@kernel(parallel=True)
-def index_select_3d(x, idx, out):
-    """Pick rows of the middle axis: out[o, j, i] = x[o, idx[j], i].
-
-    x: (O, D, I) any strides. idx: (J,) int64 in [0, D). out: (O, J, I) C-contiguous.
-    """
+@kernel
+def _select_tasks(x, idx, out, per, ib, nib, t0, t1):
+    """Task function of ``index_select_3d``: the tiles t0..t1 of its plan."""
     O, J, I = out.shape
-    _check_rows(idx, x.shape[1])
-    ntask, per, ib, nib = tile_plan(O * J, 1, I)
-    if out.size < SERIAL_WORK:
-        for t in range(ntask):
-            q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, O * J, I)
-            _select_tile(x, idx, out, q0, q1, i0, i1)
-    else:
-        for t in prange(ntask):
-            # NOTE: prange indices are uint64; int64 keeps one compiled tile_bounds.
-            q0, q1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O * J, I)
-            _select_tile(x, idx, out, q0, q1, i0, i1)
+    for t in range(t0, t1):
+        q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, O * J, I)
+        _select_tile(x, idx, out, q0, q1, i0, i1)
 
 
 @helper
@@ -103,24 +132,13 @@ def _gather_tile(x, idx, out, q0, q1, i0, i1):
             dst[k] = x[o, irow[k], i0 + k]
 
 
-@kernel(parallel=True)
-def gather_3d(x, idx, out):
-    """Gather along the middle axis: out[o, j, i] = x[o, idx[o, j, i], i].
-
-    x: (O, D, I) any strides. idx: (O, J, I) int64 in [0, D), any strides.
-    out: (O, J, I) C-contiguous.
-    """
+@kernel
+def _gather_tasks(x, idx, out, per, ib, nib, t0, t1):
+    """Task function of ``gather_3d``: the tiles t0..t1 of its plan."""
     O, J, I = out.shape
-    _check_cells(idx, x.shape[1])
-    ntask, per, ib, nib = tile_plan(O * J, 1, I)
-    if out.size < SERIAL_WORK:
-        for t in range(ntask):
-            q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, O * J, I)
-            _gather_tile(x, idx, out, q0, q1, i0, i1)
-    else:
-        for t in prange(ntask):
-            q0, q1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O * J, I)
-            _gather_tile(x, idx, out, q0, q1, i0, i1)
+    for t in range(t0, t1):
+        q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, O * J, I)
+        _gather_tile(x, idx, out, q0, q1, i0, i1)
 
 
 @helper
@@ -130,55 +148,16 @@ def _put_tile(dst, idx, src, o0, o1, i0, i1, accumulate):
     m = i1 - i0
     for o in range(o0, o1):
         for j in range(J):
-            s = src[o, j, i0:i1]
-            d = dst[o, idx[j], i0:i1]
-            if accumulate:
-                for k in range(m):
-                    d[k] += s[k]
-            else:
-                for k in range(m):
-                    d[k] = s[k]
+            _copy_row(dst[o, idx[j], i0:i1], src[o, j, i0:i1], m, accumulate)
 
 
-@kernel(parallel=True)
-def index_add_3d(out, idx, src):
-    """Add rows into the middle axis: out[o, idx[j], i] += src[o, j, i]; duplicates accumulate.
-
-    out: (O, D, I) C-contiguous, updated in place. idx: (J,) int64 in [0, D).
-    src: (O, J, I) any strides. Each (o, i) column adds its terms in increasing j.
-    """
+@kernel
+def _put_tasks(dst, idx, src, accumulate, per, ib, nib, t0, t1):
+    """Task function of ``index_put_3d``: the tiles t0..t1 of its plan."""
     O, J, I = src.shape
-    _check_rows(idx, out.shape[1])
-    ntask, per, ib, nib = tile_plan(O, J, I)
-    if src.size < SERIAL_WORK:
-        for t in range(ntask):
-            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
-            _put_tile(out, idx, src, o0, o1, i0, i1, True)
-    else:
-        for t in prange(ntask):
-            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
-            _put_tile(out, idx, src, o0, o1, i0, i1, True)
-
-
-@kernel(parallel=True)
-def index_put_3d(dst, idx, src, accumulate):
-    """Write rows into the middle axis: dst[o, idx[j], i] = src[o, j, i] (+= if ``accumulate``).
-
-    dst: (O, D, I) any strides, updated in place. idx: (J,) int64 in [0, D).
-    src: (O, J, I) any strides. Duplicates: the last j wins, or all add in
-    increasing j when accumulating.
-    """
-    O, J, I = src.shape
-    _check_rows(idx, dst.shape[1])
-    ntask, per, ib, nib = tile_plan(O, J, I)
-    if src.size < SERIAL_WORK:
-        for t in range(ntask):
-            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
-            _put_tile(dst, idx, src, o0, o1, i0, i1, accumulate)
-    else:
-        for t in prange(ntask):
-            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
-            _put_tile(dst, idx, src, o0, o1, i0, i1, accumulate)
+    for t in range(t0, t1):
+        o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
+        _put_tile(dst, idx, src, o0, o1, i0, i1, accumulate)
 
 
 @helper
@@ -194,25 +173,188 @@ def _scatter_tile(out, idx, src, o0, o1, i0, i1):
                 out[o, irow[k], i0 + k] += s[k]
 
 
-@kernel(parallel=True)
+@kernel
+def _scatter_tasks(out, idx, src, per, ib, nib, t0, t1):
+    """Task function of ``scatter_add_3d``: the tiles t0..t1 of its plan."""
+    O, J, I = src.shape
+    for t in range(t0, t1):
+        o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
+        _scatter_tile(out, idx, src, o0, o1, i0, i1)
+
+
+@helper
+def _fill_tile(dst, mask, value, q0, q1, i0, i1):
+    """dst[a, b, c, i] = value where mask, for rows q = (a*B + b)*C + c in q0..q1."""
+    B, C = dst.shape[1], dst.shape[2]
+    m = i1 - i0
+    for q in range(q0, q1):
+        a, bc = q // (B * C), q % (B * C)
+        b, c = bc // C, bc % C
+        drow = dst[a, b, c, i0:i1]
+        mrow = mask[a, b, c, i0:i1]
+        if _unit(drow) and _unit(mrow):
+            dc, mc = as_c(drow), as_c(mrow)
+            for k in range(m):
+                if mc[k]:
+                    dc[k] = value
+        else:
+            for k in range(m):
+                if mrow[k]:
+                    drow[k] = value
+
+
+@kernel
+def _fill_tasks(dst, mask, value, per, ib, nib, t0, t1):
+    """Task function of ``masked_fill_nd``: the tiles t0..t1 of its plan."""
+    A, B, C, I = dst.shape
+    for t in range(t0, t1):
+        q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, A * B * C, I)
+        _fill_tile(dst, mask, value, q0, q1, i0, i1)
+
+
+# ---------------------------------------------------------------- launching
+
+_I64 = scalar(np.dtype(np.int64))
+_PLAN = (_I64, _I64, _I64)     # per, ib, nib
+_RUN = {}      # (task function, dtypes, parallel) -> entry point or tasks.Parallel
+
+
+def _run(task, key, types, ntask, parallel, *args):
+    """Task function ``task`` over tiles [0, ntask): here, or one tile per prange iteration.
+
+    ``key``: the dtypes the argument types ``types()`` are built from (arrays are typed
+    'A' and writable, whatever their layout: one compilation per dtype).
+    """
+    k = (task, key, parallel)
+    fn = _RUN.get(k)
+    if fn is None:
+        sig = tuple(types()) + _PLAN
+        fn = _RUN[k] = driver(task, sig) if parallel else entry(task, sig + (_I64, _I64))
+    if parallel:
+        fn(ntask, *args)
+    else:
+        fn(*args, 0, ntask)
+
+
+def _check(check, idx, D):
+    """Run ``_check_rows`` or ``_check_cells``: IndexError if an index is out of range."""
+    k = (check, idx.dtype)
+    fn = _RUN.get(k)
+    if fn is None:
+        fn = _RUN[k] = entry(check, (array(idx.dtype, idx.ndim), _I64))
+    fn(idx, D)
+
+
+def _index(what, idx, ndim):
+    if not isinstance(idx, np.ndarray) or idx.ndim != ndim or idx.dtype.kind not in "iu":
+        raise TypeError(f"{what}: idx must be a {ndim}-D integer array, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)} of "
+                        f"{getattr(idx, 'ndim', '?')} dims")
+
+
+def _arrays(what, ndim, *arrays):
+    for a in arrays:
+        if not isinstance(a, np.ndarray) or a.ndim != ndim:
+            raise ValueError(f"{what}: expected {ndim}-D numpy arrays, got "
+                             f"{getattr(a, 'shape', type(a).__name__)}")
+
+
+def _writable(what, a):
+    if not a.flags.writeable:
+        raise ValueError(f"{what}: the output array is read-only")
+
+
+def index_select_3d(x, idx, out):
+    """Pick rows of the middle axis: out[o, j, i] = x[o, idx[j], i].
+
+    x: (O, D, I) any strides. idx: (J,) integers in [0, D). out: (O, J, I), any strides.
+    IndexError (nothing written) for an index outside [0, D).
+    """
+    _arrays("index_select_3d", 3, x, out)
+    _index("index_select_3d", idx, 1)
+    O, J, I = out.shape
+    if not (x.shape[0] == O and x.shape[2] == I and idx.shape[0] == J):
+        raise ValueError(f"index_select_3d: "
+                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
+    _writable("index_select_3d", out)
+    _check(_check_rows, idx, x.shape[1])
+    if out.size == 0:
+        return
+    ntask, per, ib, nib = _plan(O * J, 1, I)
+    key = (x.dtype, idx.dtype, out.dtype)
+    _run(_select_tasks, key, lambda: (array(x.dtype, 3), array(idx.dtype, 1), array(out.dtype, 3)),
+         ntask, out.size >= SERIAL_WORK, x, idx, out, per, ib, nib)
+
+
+def gather_3d(x, idx, out):
+    """Gather along the middle axis: out[o, j, i] = x[o, idx[o, j, i], i].
+
+    x: (O, D, I) any strides. idx: (O, J, I) integers in [0, D), any strides.
+    out: (O, J, I), any strides. IndexError (nothing written) for an index outside [0, D).
+    """
+    _arrays("gather_3d", 3, x, out)
+    _index("gather_3d", idx, 3)
+    O, J, I = out.shape
+    if not (x.shape[0] == O and x.shape[2] == I and idx.shape == out.shape):
+        raise ValueError(f"gather_3d: "
+                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
+    _writable("gather_3d", out)
+    _check(_check_cells, idx, x.shape[1])
+    if out.size == 0:
+        return
+    ntask, per, ib, nib = _plan(O * J, 1, I)
+    key = (x.dtype, idx.dtype, out.dtype)
+    _run(_gather_tasks, key, lambda: (array(x.dtype, 3), array(idx.dtype, 3), array(out.dtype, 3)),
+         ntask, out.size >= SERIAL_WORK, x, idx, out, per, ib, nib)
+
+
+def index_put_3d(dst, idx, src, accumulate):
+    """Write rows into the middle axis: dst[o, idx[j], i] = src[o, j, i] (+= if ``accumulate``).
+
+    dst: (O, D, I) any strides, updated in place. idx: (J,) integers in [0, D).
+    src: (O, J, I) any strides. Duplicates: the last j wins, or all add in increasing
+    j when accumulating (``index_add``: each (o, i) column adds its terms in that order).
+    IndexError (nothing written) for an index outside [0, D).
+    """
+    _arrays("index_put_3d", 3, dst, src)
+    _index("index_put_3d", idx, 1)
+    O, J, I = src.shape
+    if not (dst.shape[0] == O and dst.shape[2] == I and idx.shape[0] == J):
+        raise ValueError(f"index_put_3d: "
+                         f"shapes dst {dst.shape}, idx {idx.shape}, src {src.shape} disagree")
+    _writable("index_put_3d", dst)
+    _check(_check_rows, idx, dst.shape[1])
+    if src.size == 0:
+        return
+    ntask, per, ib, nib = _plan(O, J, I)
+    key = (dst.dtype, idx.dtype, src.dtype)
+    _run(_put_tasks, key, lambda: (array(dst.dtype, 3), array(idx.dtype, 1), array(src.dtype, 3),
+                                   scalar(np.dtype(np.bool_))),
+         ntask, src.size >= SERIAL_WORK, dst, idx, src, bool(accumulate), per, ib, nib)
+
+
 def scatter_add_3d(out, idx, src):
     """Scatter-add along the middle axis: out[o, idx[o, j, i], i] += src[o, j, i].
 
-    out: (O, D, I) C-contiguous, updated in place. idx: (O, J, I) int64 in
+    out: (O, D, I) any strides, updated in place. idx: (O, J, I) integers in
     [0, D), any strides. src: (O, J, I) any strides. Each (o, i) column adds
-    its terms in increasing j.
+    its terms in increasing j. IndexError (nothing written) for an index outside [0, D).
     """
+    _arrays("scatter_add_3d", 3, out, src)
+    _index("scatter_add_3d", idx, 3)
     O, J, I = src.shape
-    _check_cells(idx, out.shape[1])
-    ntask, per, ib, nib = tile_plan(O, J, I)
-    if src.size < SERIAL_WORK:
-        for t in range(ntask):
-            o0, o1, i0, i1 = tile_bounds(t, per, ib, nib, O, I)
-            _scatter_tile(out, idx, src, o0, o1, i0, i1)
-    else:
-        for t in prange(ntask):
-            o0, o1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, O, I)
-            _scatter_tile(out, idx, src, o0, o1, i0, i1)
+    if not (out.shape[0] == O and out.shape[2] == I and idx.shape == src.shape):
+        raise ValueError(f"scatter_add_3d: "
+                         f"shapes out {out.shape}, idx {idx.shape}, src {src.shape} disagree")
+    _writable("scatter_add_3d", out)
+    _check(_check_cells, idx, out.shape[1])
+    if src.size == 0:
+        return
+    ntask, per, ib, nib = _plan(O, J, I)
+    key = (out.dtype, idx.dtype, src.dtype)
+    _run(_scatter_tasks, key,
+         lambda: (array(out.dtype, 3), array(idx.dtype, 3), array(src.dtype, 3)),
+         ntask, src.size >= SERIAL_WORK, out, idx, src, per, ib, nib)
 
 
 @kernel
@@ -248,36 +390,22 @@ def masked_select(x, mask, out):
             k += 1
 
 
-@helper
-def _fill_tile(dst, mask, value, q0, q1, i0, i1):
-    """dst[a, b, c, i] = value where mask, for rows q = (a*B + b)*C + c in q0..q1."""
-    B, C = dst.shape[1], dst.shape[2]
-    m = i1 - i0
-    for q in range(q0, q1):
-        a, bc = q // (B * C), q % (B * C)
-        b, c = bc // C, bc % C
-        drow = dst[a, b, c, i0:i1]
-        mrow = mask[a, b, c, i0:i1]
-        for k in range(m):
-            if mrow[k]:
-                drow[k] = value
-
-
-@kernel(parallel=True)
 def masked_fill_nd(dst, mask, value):
     """Set dst to ``value`` where mask is True: dst[mask] = value, in place.
 
     dst: 4-D, any strides. mask: 4-D bool of dst's shape, any strides (0 for
-    broadcast axes). value: a numpy scalar of dst's dtype.
+    broadcast axes). value: a scalar, stored as dst's dtype.
     """
+    _arrays("masked_fill_nd", 4, dst, mask)
+    if not (mask.shape == dst.shape and mask.dtype == np.bool_):
+        raise ValueError(f"masked_fill_nd: "
+                         f"expected a bool mask of shape {dst.shape}, "
+                         f"got {mask.dtype} {mask.shape}")
+    _writable("masked_fill_nd", dst)
+    if dst.size == 0:
+        return
     A, B, C, I = dst.shape
-    M = A * B * C
-    ntask, per, ib, nib = tile_plan(M, 1, I)
-    if dst.size < SERIAL_WORK:
-        for t in range(ntask):
-            q0, q1, i0, i1 = tile_bounds(t, per, ib, nib, M, I)
-            _fill_tile(dst, mask, value, q0, q1, i0, i1)
-    else:
-        for t in prange(ntask):
-            q0, q1, i0, i1 = tile_bounds(np.int64(t), per, ib, nib, M, I)
-            _fill_tile(dst, mask, value, q0, q1, i0, i1)
+    ntask, per, ib, nib = _plan(A * B * C, 1, I)
+    dt = dst.dtype
+    _run(_fill_tasks, dt, lambda: (array(dt, 4), array(mask.dtype, 4), scalar(dt)),
+         ntask, dst.size >= SERIAL_WORK, dst, mask, dt.type(value), per, ib, nib)

@@ -25,7 +25,7 @@ from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGM
 from .elementwise import as_c
 from .jit import helper, intrinsic
 from .specialize import instance
-from .tasks import run
+from .tasks import run, run_strided
 
 __all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
 
@@ -268,7 +268,9 @@ def reduce_3d(code, x, center, out):
     k = _KERNELS.get((_reduce_3d, code, tag))
     if k is None:
         k = _kernel(_reduce_3d, code, tag, _body=body or _kernel(_reduce_tile, code))
-    run(k, ntask, par, x, center, out, per, ib, nib)
+    # NOTE: whole-row sums vectorize along a unit-stride I when x is typed C; the other bodies
+    # walk columns by their strides: typed 'A', one compilation serves every layout
+    (run if tag == "_rows" else run_strided)(k, ntask, par, x, center, out, per, ib, nib)
 
 
 @helper(inline=False)
@@ -386,4 +388,4 @@ def argreduce_3d(code, x, out_val, out_idx):
     k = _KERNELS.get((_argreduce_3d, code, ""))
     if k is None:
         k = _kernel(_argreduce_3d, code, _tile=_kernel(_arg_tile, code))
-    run(k, ntask, par, x, out_val, out_idx, per, ib, nib)
+    run_strided(k, ntask, par, x, out_val, out_idx, per, ib, nib)   # NOTE: column walks, as above

@@ -32,7 +32,7 @@ import time
 
 from numba.core import event
 
-__all__ = ["records", "report", "track"]
+__all__ = ["records", "report", "summary", "track"]
 
 _records = []          # dicts in order of completion
 _stack = []            # open compilations: [record, start, llvm seconds of nested LLVM work]
@@ -150,6 +150,42 @@ def report():
     lines.append(f"{len(comp)} compiled in {sum(r['seconds'] for r in comp):.2f} s "
                  f"(LLVM {sum(r['llvm'] for r in comp):.2f} s), "
                  f"{len(hits)} loaded from cache in {sum(r['seconds'] for r in hits):.2f} s")
+    return "\n".join(lines)
+
+
+def summary(recs=None):
+    """Compilations grouped by kernel module, then by kernel: counts and seconds, costliest first.
+
+    ``recs``: records as ``records()`` returns them (default: this process's). Only
+    top-level compilations count (nested ones are part of their kernel's seconds); a
+    kernel's count is its number of compiled signatures. The test suite writes this at
+    session end when ``NEWCH_SUITE_COMPILE_REPORT`` names a file (tests/conftest.py).
+
+    Example:
+        >>> summary([dict(name="reduce._sum", sig="()", state="compiled", parallel=False,
+        ...               depth=0, seconds=1.5, llvm=0.5)]).splitlines()[1].split()
+        ['reduce', '1', '1.50', '0.50']
+    """
+    recs = records() if recs is None else recs
+    comp = [r for r in recs if r["depth"] == 0 and r["state"] == "compiled"]
+    mods, kerns = {}, {}
+    for r in comp:
+        for table, key in ((mods, r["name"].split(".")[0]), (kerns, r["name"])):
+            t = table.setdefault(key, [0, 0.0, 0.0, False])
+            t[0] += 1
+            t[1] += r["seconds"]
+            t[2] += r["llvm"]
+            t[3] = t[3] or r["parallel"]
+    lines = [f"{'module':40} {'count':>6} {'seconds':>8} {'llvm':>7}"]
+    for name, (n, sec, llvm, _) in sorted(mods.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"{name:40} {n:6d} {sec:8.2f} {llvm:7.2f}")
+    lines.append(f"{'kernel':40} {'count':>6} {'seconds':>8} {'llvm':>7}  par")
+    for name, (n, sec, llvm, par) in sorted(kerns.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"{name:40} {n:6d} {sec:8.2f} {llvm:7.2f}  {'par' if par else ''}")
+    hits = [r for r in recs if r["depth"] == 0 and r["state"] == "hit"]
+    lines.append(f"total: {len(comp)} compiled in {sum(r['seconds'] for r in comp):.2f} s "
+                 f"(LLVM {sum(r['llvm'] for r in comp):.2f} s), {len(hits)} loaded from cache in "
+                 f"{sum(r['seconds'] for r in hits):.2f} s")
     return "\n".join(lines)
 
 

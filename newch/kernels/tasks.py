@@ -308,6 +308,26 @@ def run(serial, n, parallel, *args):
         _launcher(serial, False, args)(*args, 0, n)
 
 
+_strided = {}     # (task function, parallel, dtype and ndim of x, _type_key(rest)) -> launcher
+
+
+def run_strided(serial, n, parallel, x, *rest):
+    """``run(serial, n, parallel, x, *rest)`` with array ``x`` typed 'A' whatever its layout.
+
+    For a task function that walks ``x`` by its strides anyway (a column of a reduction):
+    contiguous and strided views of one dtype then share one compilation.
+    """
+    key = (serial, parallel, x.dtype, x.ndim, _type_key(rest))
+    fn = _strided.get(key)
+    if fn is None:
+        sig = (_array_type(x.dtype, x.ndim, False),) + signature(rest)
+        fn = _strided[key] = driver(serial, sig) if parallel else entry(serial, sig + (_I64, _I64))
+    if parallel:
+        fn(n, x, *rest)
+    else:
+        fn(x, *rest, 0, n)
+
+
 def chunked(serial, n, chunk, serial_max, *args):
     """Task function ``serial(*args, lo, hi)`` over elements [0, n).
 

@@ -167,7 +167,7 @@ def _scatter_into(gi, items, g):
     # an arena array whose tensor is dropped points at bytes the arena may hand out again
     copy = _contiguous_array(ga)
     src = (copy._a if copy is not None else ga).reshape(1, pos._a.shape[0], rows)
-    kernels().index_add_3d(dst.reshape(1, -1, rows), pos._a, src)
+    kernels().index_put_3d(dst.reshape(1, -1, rows), pos._a, src, True)
 
 
 def _check_range(op, ix, n, dim, allow_negative=True):
@@ -233,7 +233,7 @@ def index_select(input, dim, index):
             gg = gg if gg.ndim else gg.reshape(1)
             o3 = ga.reshape(int(np.prod(ga.shape[:d])), ga.shape[d], int(np.prod(ga.shape[d + 1:])))
             s3, keep = _three(gg, d)
-            kernels().index_add_3d(o3, ix._a, s3)
+            kernels().index_put_3d(o3, ix._a, s3, True)
             if needs_grad(g):     # create_graph=True
                 record(gi, "IndexAddBackward0", (g,), lambda h, i: (index_select(h, d, i),),
                        saved=[index])

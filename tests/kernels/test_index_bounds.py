@@ -27,7 +27,6 @@ def test_row_kernels_refuse_out_of_range_rows(B, size, bad):
     idx = np.array([0, 2, bad, 1], np.int64)
     for name, args in [
         ("index_select_3d", lambda: (_rows(O, D, I), idx, np.zeros((O, J, I)))),
-        ("index_add_3d", lambda: (np.zeros((O, D, I)), idx, _rows(O, J, I))),
         ("index_put_3d", lambda: (np.zeros((O, D, I)), idx, _rows(O, J, I), False)),
         ("index_put_3d", lambda: (np.zeros((O, D, I)), idx, _rows(O, J, I), True)),
     ]:

@@ -5,7 +5,7 @@ kernels add in increasing j, like the JIT kernels, so they agree bit for bit.
 """
 import numpy as np
 
-__all__ = ["index_select_3d", "index_add_3d", "gather_3d", "scatter_add_3d", "mask_count",
+__all__ = ["index_select_3d", "gather_3d", "scatter_add_3d", "mask_count",
            "masked_select", "masked_fill_nd", "index_put_3d", "wrap_index"]
 
 
@@ -32,13 +32,6 @@ def index_select_3d(x, idx, out):
     """out[o, j, i] = x[o, idx[j], i]."""
     _check(idx, x.shape[1])
     out[...] = x[:, idx, :]
-
-
-def index_add_3d(out, idx, src):
-    """out[o, idx[j], i] += src[o, j, i], one j at a time (duplicates accumulate)."""
-    _check(idx, out.shape[1])
-    for j in range(idx.shape[0]):
-        out[:, idx[j], :] += src[:, j, :]
 
 
 def gather_3d(x, idx, out):
