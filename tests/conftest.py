@@ -60,8 +60,23 @@ def pytest_sessionfinish(session, exitstatus):
     report = sys.modules.get("newch.kernels.report")
     if not path:
         return
+    worker = getattr(session.config, "workerinput", None)
+    if worker is not None:                  # under pytest-xdist: one report per worker
+        path = f"{path}.{worker['workerid']}"
+    elif getattr(session.config.option, "numprocesses", None):
+        return                              # the xdist controller runs no test
     recs = report.records() if report is not None else []
     with open(path, "w") as f:
         f.write((report.summary(recs) if report is not None else "no kernel compiled") + "\n")
     with open(path + ".json", "w") as f:
         json.dump(recs, f)
+
+
+# -- pytest-xdist (`python -m pytest -n auto`, the README's command): one worker per core, at
+# most 4. Each worker compiles the kernels its tests use (all share the on-disk cache, so a
+# kernel another worker already saved is loaded), and each peaks at about 1.2 GiB RSS (empty
+# cache, 2 workers): more workers would mostly repeat compiles and multiply that memory.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    import os
+    return max(1, min(4, os.cpu_count() or 1))
