@@ -89,18 +89,32 @@ def lstm_sequence(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
     return out, out[0 if reverse else T - 1], c_n
 
 
-def _forward_steps(Ga, Ca, Ya, ba, whh_t, reverse, dt, op):
-    """The recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at most
-    C's size) and one ``lstm_cell_forward``; then c_n is copied after the h states in Y."""
-    T, B, H = Ca.shape[0] - 1, Ca.shape[1], Ca.shape[2]
+def recurrent_products(Ya, whh_t, T, budget, reverse, dt, op):
+    """The recurrent products of a layer's forward, step by step: yields (t, prev, new, rec).
+
+    ``rec`` = Y[prev] @ W_hh^T (B, G) for step t, computed in K pieces whose gemm scratch is
+    at most ``budget`` elements (a dead buffer's size); Y[new] is where the step's cell writes
+    its output (prev, new = t, t + 1, or t + 1, t when ``reverse``). ``rec`` is reused: the
+    caller consumes it before asking for the next step.
+    """
+    B, G = Ya.shape[1], whh_t.shape[1]
     K = kernels()
-    piece = _piece(B, 4 * H, H, max(SCRATCH_MIN, Ca.size), K.gemm_scratch)
-    scratch = empty((K.gemm_scratch(B, 4 * H, piece),), dt)
-    rec = empty((B, 4 * H), dt)
+    piece = _piece(B, G, whh_t.shape[0], max(SCRATCH_MIN, budget), K.gemm_scratch)
+    scratch = empty((K.gemm_scratch(B, G, piece),), dt)
+    rec = empty((B, G), dt)
     sa, ra = scratch._data(op), rec._data(op)
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
         prev, new = (t + 1, t) if reverse else (t, t + 1)
         _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
+        yield t, prev, new, ra
+
+
+def _forward_steps(Ga, Ca, Ya, ba, whh_t, reverse, dt, op):
+    """The recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at most
+    C's size) and one ``lstm_cell_forward``; then c_n is copied after the h states in Y."""
+    T = Ca.shape[0] - 1
+    K = kernels()
+    for t, prev, new, ra in recurrent_products(Ya, whh_t, T, Ca.size, reverse, dt, op):
         K.lstm_cell_forward(Ga[t], ra, ba, Ca[prev], Ca[new], Ya[new])
     copy_into(Ca[0 if reverse else T], Ya[T + 1])
 

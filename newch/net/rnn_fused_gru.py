@@ -22,7 +22,8 @@ share of the weight, bias and input gradients. No (T, B, H) gates buffer exists 
 Y holds h0 first (last when reverse), then the outputs: the node's output is the (T, B, H)
 view of Y, h_n a view of it. Backward only reads the gradient it is handed.
 """
-from .rnn_fused import SCRATCH_MIN, _gemm_k_pieces, _gemm_pieces, _piece, _weight_grad, input_grad
+from .rnn_fused import (SCRATCH_MIN, _gemm_k_pieces, _gemm_pieces, _piece, _weight_grad, input_grad,
+                        recurrent_products)
 from ..autograd.engine import grad_buffer
 from ..graph import is_grad_enabled, no_grad
 from ..ops.alloc import empty, kernels, view_of
@@ -114,15 +115,8 @@ def _sequence(mode, x, h0, w_ih, w_hh, b_ih, b_hh, reverse):
 def _gru_forward_steps(Ga, HNa, Ya, biases, whh_t, reverse, dt, op):
     """The GRU recurrence: per step one product h @ W_hh^T (in K pieces whose scratch is at
     most HN's size) and one ``gru_cell_forward``."""
-    T, B, H = Ga.shape[0], Ga.shape[1], Ya.shape[2]
     K = kernels()
-    piece = _piece(B, 3 * H, H, max(SCRATCH_MIN, HNa.size), K.gemm_scratch)
-    scratch = empty((K.gemm_scratch(B, 3 * H, piece),), dt)
-    rec = empty((B, 3 * H), dt)
-    sa, ra = scratch._data(op), rec._data(op)
-    for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        prev, new = (t + 1, t) if reverse else (t, t + 1)
-        _gemm_k_pieces(Ya[prev], whh_t, ra, sa, piece, False)
+    for t, prev, new, ra in recurrent_products(Ya, whh_t, Ga.shape[0], HNa.size, reverse, dt, op):
         K.gru_cell_forward(Ga[t], ra, biases[0], biases[1], Ya[prev], HNa[t], Ya[new])
 
 
