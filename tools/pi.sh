@@ -57,12 +57,14 @@ mirror_url() {   # the Debian mirror the host's apt uses (NEWCH_PI_MIRROR overri
 phase "checks"
 [ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap, chroot and mounts); run with sudo"
 if ! command -v mmdebstrap >/dev/null || ! command -v "$qemu-static" >/dev/null \
-        || ! command -v update-binfmts >/dev/null; then
+        || ! command -v update-binfmts >/dev/null || ! command -v arch-test >/dev/null; then
     command -v apt-get >/dev/null || skip "mmdebstrap/$qemu-static missing and no apt-get to install them"
-    echo "pi.sh: installing qemu-user-static binfmt-support mmdebstrap"
+    # NOTE: arch-test is only a recommendation of mmdebstrap, but without it mmdebstrap refuses
+    # a foreign architecture ("install arch-test for foreign architecture support")
+    echo "pi.sh: installing qemu-user-static binfmt-support mmdebstrap arch-test"
     { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        qemu-user-static binfmt-support mmdebstrap; } >/dev/null \
-        || skip "apt-get could not install qemu-user-static binfmt-support mmdebstrap"
+        qemu-user-static binfmt-support mmdebstrap arch-test; } >/dev/null \
+        || skip "apt-get could not install qemu-user-static binfmt-support mmdebstrap arch-test"
 fi
 python3 -m pip --version >/dev/null 2>&1 || skip "the host's python3 has no pip (wheels are fetched on the host)"
 bf=/proc/sys/fs/binfmt_misc
