@@ -13,18 +13,20 @@ How it works (the Goto/BLIS scheme, arranged for determinism):
    (MR-row micro-panels, ``panel[k, i]``), unless A is k-contiguous, where
    the micro-kernel reads A in place (saves a pass over A, which matters
    when N is small). An MR x NR micro-kernel keeps its piece of C in vector
-   registers while it streams an A micro-panel and a B micro-panel.
+   registers while it streams an A micro-panel and a B micro-panel. NR is NV
+   vectors, or one vector when all of C's columns fit in one (``_nr``: a
+   classifier's 10 outputs are not padded to 64 columns).
 
 Both phases are serial task functions (``_pack_b``, ``_tasks``; ``_vecmat`` for
 one-row products): small products run every task in the calling thread, big
 ones run the same compiled code one task per ``prange`` iteration through
 ``tasks.driver``, so no parallel copy of the micro-kernel is compiled.
 
-The micro-kernel is emitted as LLVM vector IR (``_microkernel``): LLVM does
-not vectorize a register tile written in scalars, and with fastmath off it
-never contracts a*b+c into an FMA. It calls ``llvm.fma`` explicitly: one
-rounding per step, exactly specified by IEEE 754, so no fastmath flag is
-needed and the bits do not depend on how the backend schedules it.
+The micro-kernel is LLVM vector IR calling ``llvm.fma`` (``gemm_tile``).
+
+C is C-contiguous, or the transpose of a C-contiguous array (``out.T`` of a
+product computed as ``(B.T @ A.T).T``): such a C is written through the
+micro-tile's buffer, so no separate transposing copy reads it again.
 
 Determinism: every C element is ``c = fma(a[i,k], b[k,j], c)`` folded over
 k = 0..K-1 in order from c = +0.0, whatever the blocking, the tile split,
@@ -34,27 +36,17 @@ identical bits.
 import functools
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.imputils import impl_ret_borrowed
 from numba.np.arrayobj import populate_array
 
-from . import simd_level
+from .gemm_tile import MR, NARROW, NV, VBYTES, WIDE, fma as _fma
 from .jit import helper, intrinsic, kernel
 from .specialize import entry
 from .tasks import driver
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 
-_SIMD = simd_level()
-# Bytes per vector register; the micro-tile is MR rows x NV vectors of C held
-# in registers. AVX-512 (32 zmm): 6 x 4 = 24 accumulators, plus 4 for B and
-# one broadcast; 6 x 64 float32 measured ~10% faster than 8 x 32, 12 x 32 or
-# 14 x 32 on znver4 (more FMAs per load; 7 x 4 spills). AVX2 (16 ymm): 6 x 2,
-# the classic 6 x 16. NEON (32 q registers): 6 x 4. SSE: 4 x 2.
-VBYTES = {"avx512": 64, "avx2": 32}.get(_SIMD, 16)
-MR = {"avx512": 6, "avx2": 6, "neon": 6}.get(_SIMD, 4)
-NV = {"avx512": 4, "neon": 4}.get(_SIMD, 2)
 # Cache blocking, in elements. KC: depth of one micro-kernel call. MC x NC:
 # target size of one C tile (one parallel task). For each KC block a tile
 # walks its B micro-panels, and each (KC x NR) B micro-panel meets every A
@@ -129,7 +121,7 @@ def bgemm_scratch(B, M, N, K):
     n = _SCRATCH.get((B, M, N, K))
     if n is None:
         n = 0 if B == 0 or M == 0 or N == 0 or K == 0 else max(   # N == 1: see bgemm
-            _layout(B, *((1, M) if N == 1 else (M, N)), K, NV * VBYTES // size)[5]
+            _layout(B, *((1, M) if N == 1 else (M, N)), K, _nr(M if N == 1 else N, size))[5]
             for size in (4, 8))
         if len(_SCRATCH) < 4096:
             _SCRATCH[(B, M, N, K)] = n
@@ -139,129 +131,16 @@ def bgemm_scratch(B, M, N, K):
 _SCRATCH = {}    # (B, M, N, K) -> bgemm_scratch(B, M, N, K): shapes repeat
 
 
+def _nr(N, itemsize):
+    """Columns of a B micro-panel for a C of N columns: one vector when N fits in one (the
+    narrow tile), else NV vectors. Shapes and the vector width only; never the bits."""
+    lanes = VBYTES // itemsize
+    return lanes if N <= lanes else NV * lanes
+
+
 def gemm_scratch(M, N, K):
     """Scratch elements ``gemm`` needs for (M, K) @ (K, N), float32 or float64."""
     return bgemm_scratch(1, M, N, K)
-
-
-# ---------------------------------------------------------------- micro-kernel
-
-def _vec_ptr(builder, base, off, vty):
-    return builder.bitcast(builder.gep(base, [off]), vty.as_pointer())
-
-
-def _emit_tile_init(builder, first, pc, ldc, vty, align):
-    """Accumulators at entry: zeros on the first K block, else the C tile (loaded only then)."""
-    i64 = ir.IntType(64)
-    zero = ir.Constant(vty, None)
-    loaded = []
-    with builder.if_else(first) as (then, otherwise):
-        with then:
-            bb_zero = builder.block
-        with otherwise:
-            for i in range(MR):
-                row = builder.mul(ldc, ir.Constant(i64, i))
-                for v in range(NV):
-                    off = builder.add(row, ir.Constant(i64, v * vty.count))
-                    loaded.append(builder.load(_vec_ptr(builder, pc, off, vty), align=align))
-            bb_load = builder.block
-    init = []
-    for x in loaded:
-        phi = builder.phi(vty)
-        phi.add_incoming(zero, bb_zero)
-        phi.add_incoming(x, bb_load)
-        init.append(phi)
-    return init
-
-
-def _emit_k_step(builder, koff, rows, pb, accs, vty, align):
-    """One k: NV vectors of B, MR broadcasts of A (row pointers + koff), MR*NV fused multiply-adds."""
-    i64 = ir.IntType(64)
-    fma = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(vty, [vty] * 3),
-        "llvm.fma.v%d%s" % (vty.count, "f32" if vty.element == ir.FloatType() else "f64"))
-    bv = [builder.load(_vec_ptr(builder, pb, ir.Constant(i64, v * vty.count), vty), align=align)
-          for v in range(NV)]
-    undef = ir.Constant(vty, ir.Undefined)
-    splat = ir.Constant(ir.VectorType(ir.IntType(32), vty.count), None)
-    out = []
-    for i in range(MR):
-        a = builder.load(builder.gep(rows[i], [koff]))
-        av = builder.shuffle_vector(builder.insert_element(undef, a, ir.Constant(ir.IntType(32), 0)),
-                                    undef, splat)
-        out.extend(builder.call(fma, [av, bv[v], accs[i * NV + v]]) for v in range(NV))
-    return out
-
-
-def _emit_microkernel(builder, kc, pa, ars, aks, pb, pc, ldc, first, vty, align):
-    """C[i, j] = fma(A[i, k], B[k, j], C[i, j]) for k in 0..kc-1, C held in registers.
-
-    A[i, k] at pa[i*ars + k*aks]; B[k, j] at pb[k*NR + j]; C[i, j] at pc[i*ldc + j].
-    """
-    i64 = ir.IntType(64)
-    init = _emit_tile_init(builder, first, pc, ldc, vty, align)
-    rows = [builder.gep(pa, [builder.mul(ars, ir.Constant(i64, i))]) for i in range(MR)]
-    pre = builder.block
-    loop = builder.append_basic_block("uk.loop")
-    done = builder.append_basic_block("uk.done")
-    builder.cbranch(builder.icmp_signed(">", kc, ir.Constant(i64, 0)), loop, done)
-    builder.position_at_end(loop)
-    k = builder.phi(i64)
-    k.add_incoming(ir.Constant(i64, 0), pre)
-    accs = []
-    for x in init:
-        phi = builder.phi(vty)
-        phi.add_incoming(x, pre)
-        accs.append(phi)
-    pbk = builder.gep(pb, [builder.mul(k, ir.Constant(i64, NV * vty.count))])
-    new = _emit_k_step(builder, builder.mul(k, aks), rows, pbk, accs, vty, align)
-    k1 = builder.add(k, ir.Constant(i64, 1))
-    latch = builder.block
-    k.add_incoming(k1, latch)
-    for phi, x in zip(accs, new):
-        phi.add_incoming(x, latch)
-    builder.cbranch(builder.icmp_signed("<", k1, kc), loop, done)
-    builder.position_at_end(done)
-    res = []
-    for x0, x1 in zip(init, new):
-        phi = builder.phi(vty)
-        phi.add_incoming(x0, pre)
-        phi.add_incoming(x1, latch)
-        res.append(phi)
-    for i in range(MR):
-        row = builder.mul(ldc, ir.Constant(i64, i))
-        for v in range(NV):
-            off = builder.add(row, ir.Constant(i64, v * vty.count))
-            builder.store(res[i * NV + v], _vec_ptr(builder, pc, off, vty), align=align)
-
-
-@intrinsic
-def _microkernel(typingctx, kc, a, scratch, a_direct, ao, ars, aks, bo, dst, co, ldc, first):
-    """One MR x NR tile of C over kc steps of k.
-
-    A[i, k] at src[ao + i*ars + k*aks] with src = a (its data, when a_direct)
-    or scratch; B[k, j] at scratch[bo + k*NR + j] (NR = NV vectors); C[i, j]
-    at dst[co + i*ldc + j]. ``first``: start from zeros, not from C.
-    """
-    dt = scratch.dtype
-    if not (isinstance(dt, types.Float) and a.dtype == dt and dst.dtype == dt):
-        return None
-    sig = types.none(kc, a, scratch, a_direct, ao, ars, aks, bo, dst, co, ldc, first)
-
-    def codegen(context, builder, sig, args):
-        tys = sig.args
-        pa, ps, pd = (context.make_array(tys[n])(context, builder, args[n]).data for n in (1, 2, 8))
-        kc_, ao_, ars_, aks_, bo_, co_, ldc_ = (context.cast(builder, args[n], tys[n], types.int64)
-                                                for n in (0, 4, 5, 6, 7, 9, 10))
-        direct = context.cast(builder, args[3], tys[3], types.boolean)
-        first_ = context.cast(builder, args[11], tys[11], types.boolean)
-        vty = ir.VectorType(context.get_value_type(dt), VBYTES * 8 // dt.bitwidth)
-        pa = builder.select(direct, builder.gep(pa, [ao_]), builder.gep(ps, [ao_]))
-        _emit_microkernel(builder, kc_, pa, ars_, aks_, builder.gep(ps, [bo_]),
-                          builder.gep(pd, [co_]), ldc_, first_, vty, dt.bitwidth // 8)
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 # ---------------------------------------------------------------- packing
@@ -296,14 +175,13 @@ def _pack_panel(x, l0, w, k0, k1, dst, base):
 
 
 @kernel
-def _pack_b(b, scratch, t0, t1):
+def _pack_b(b, scratch, nr, t0, t1):
     """Packing tasks t0..t1-1, each rows [k0, k1) of one nr-column panel of one batch of b (Bb, K, N).
 
     Panel q of batch j lands at scratch[(j*npn + q) * nr*K:], as [k*nr + j]. A task
     function (``tasks.driver`` runs it in parallel); scratch is 64-byte aligned.
     """
     K, N = b.shape[1], b.shape[2]
-    nr = NV * VBYTES // scratch.itemsize
     npn = (N + nr - 1) // nr
     nkc = (K + PACK_K - 1) // PACK_K
     scratch = scratch[(-scratch.ctypes.data) % 64 // scratch.itemsize:]
@@ -337,22 +215,50 @@ def _flat_c(typingctx, a):
     return ret(a), codegen
 
 
-@kernel
-def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, acc, t0, t1):
-    """Compute tasks t0..t1-1 of ntask over out (B, M, N); a task function (see ``tasks``).
+@helper
+def _tile_io(outf, ro, csi, csj, buf, ws, nr, rows, cols, load):
+    """Move a rows x cols piece of C between out (C[ii, jj] at outf[ro + ii*csi + jj*csj]) and
+    the micro-tile buffer (at buf[ws + ii*nr + jj]): into the buffer when ``load``, else back.
+    The inner loop runs along the side of out that is contiguous."""
+    if csj == 1:
+        for ii in range(rows):
+            if load:
+                for jj in range(cols):
+                    buf[ws + ii * nr + jj] = outf[ro + ii * csi + jj]
+            else:
+                for jj in range(cols):
+                    outf[ro + ii * csi + jj] = buf[ws + ii * nr + jj]
+    else:
+        for jj in range(cols):
+            if load:
+                for ii in range(rows):
+                    buf[ws + ii * nr + jj] = outf[ro + jj * csj + ii]
+            else:
+                for ii in range(rows):
+                    outf[ro + jj * csj + ii] = buf[ws + ii * nr + jj]
 
-    Task t owns tiles t*ntile//ntask .. (t+1)*ntile//ntask - 1 (batch, row block,
-    column block) of the tm x tn grids (ntile = B*tm*tn) and the workspace of wsize
-    elements at ws = scratch[wstart + t*wsize:]. B is packed in scratch (``_pack_b``).
-    K is walked in KC blocks, each over all the task's tiles (neighbour tiles share
-    A rows, which are then still in cache). A micro-panels are read in place when
-    ``a_direct`` and whole, else packed into the workspace (after its MR x nr buffer
-    for micro-tiles crossing the edge). ``acc``: the first K block starts from out's values
-    instead of zeros (out += a @ b, each chain continued from out).
+
+@kernel
+def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, acc, trans,
+           narrow, t0, t1):
+    """Compute tasks t0..t1-1 of ntask over C (B, M, N); a task function (see ``tasks``).
+
+    C is ``out`` (B, M, N), or with ``trans`` the transpose of each batch of ``out``
+    (B, N, M): C[i, r, c] at out[i, c, r]. Task t owns tiles t*ntile//ntask ..
+    (t+1)*ntile//ntask - 1 (batch, row block, column block) of the tm x tn grids
+    (ntile = B*tm*tn) and the workspace of wsize elements at ws = scratch[wstart + t*wsize:].
+    B is packed in scratch (``_pack_b``) in panels of nr columns: one vector when
+    ``narrow``, else NV (``_nr``). K is walked in KC blocks, each over all the task's tiles
+    (neighbour tiles share A rows, which are then still in cache). A micro-panels are read
+    in place when ``a_direct`` and whole, else packed into the workspace (after its MR x nr
+    buffer for micro-tiles crossing the edge or a transposed C). ``acc``: the first K block
+    starts from out's values instead of zeros (out += a @ b, each chain continued from out).
     """
-    B, M, N = out.shape
+    B = out.shape[0]
+    M, N = (out.shape[2], out.shape[1]) if trans else (out.shape[1], out.shape[2])
+    csi, csj = (1, M) if trans else (N, 1)
     K, size = a.shape[2], out.itemsize
-    nr = NV * VBYTES // size
+    nr = VBYTES // size if narrow else NV * VBYTES // size
     mp, npn = (M + MR - 1) // MR, (N + nr - 1) // nr
     outf = _flat_c(out)
     scratch = scratch[(-scratch.ctypes.data) % 64 // size:]
@@ -379,39 +285,25 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                         direct = a_direct and r0 + MR <= M
                         if direct:
                             ao = (ia * a.strides[0] + r0 * a.strides[1] + pc * a.strides[2]) // size
-                            ars, aks = a.strides[1] // size, 1
+                            ars, aks = a.strides[1] // size, a.strides[2] // size
                         else:
                             ao, ars, aks = slot + (p - p0) * MR * kc, 1, MR
-                        ro = (i * M + r0) * N + q * nr
+                        ro = i * M * N + r0 * csi + q * nr * csj
                         rows, cols = min(MR, M - r0), min(nr, N - q * nr)
-                        full = rows == MR and cols == nr
+                        full = rows == MR and cols == nr and not trans
                         first = pc == 0 and not acc
-                        for ii in range(0 if full or first else rows):
-                            for jj in range(cols):
-                                scratch[ws + ii * nr + jj] = outf[ro + ii * N + jj]
-                        # NOTE: one call site (C or the edge buffer) keeps one inlined micro-kernel.
+                        if not (full or first):
+                            _tile_io(outf, ro, csi, csj, scratch, ws, nr, rows, cols, True)
+                        # NOTE: one call site per width (C or the edge buffer): one inlined tile each.
                         dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
-                        _microkernel(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
-                                     dst, co, ldc, first)
-                        for ii in range(0 if full else rows):
-                            for jj in range(cols):
-                                outf[ro + ii * N + jj] = scratch[ws + ii * nr + jj]
-
-
-@intrinsic
-def _fma(typingctx, x, y, z):
-    """fma(x, y, z): x*y + z rounded once (``llvm.fma``), the micro-kernel's step for one element."""
-    if not (isinstance(x, types.Float) and x == y == z):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ty = context.get_value_type(sig.return_type)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ty, [ty] * 3),
-            "llvm.fma.%s" % ("f32" if ty == ir.FloatType() else "f64"))
-        return builder.call(fn, args)
-
-    return x(x, y, z), codegen
+                        if narrow:
+                            NARROW(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
+                                   dst, co, ldc, first)
+                        else:
+                            WIDE(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
+                                 dst, co, ldc, first)
+                        if not full:
+                            _tile_io(outf, ro, csi, csj, scratch, ws, nr, rows, cols, False)
 
 
 VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)
@@ -469,9 +361,9 @@ def _kernels(dtype, parallel):
     fns = _ENTRY.get(key)
     if fns is None:
         src, c3, c1 = _types(dtype)
-        argtypes = ((src, c1),
-                    (src, c3, c1, _I64, _I64, types.boolean, types.boolean, _I64, _I64, _I64,
-                     types.boolean),
+        flag = types.boolean
+        argtypes = ((src, c1, _I64),
+                    (src, c3, c1, _I64, _I64, flag, flag, _I64, _I64, _I64, flag, flag, flag),
                     (src, src, c3))
         fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
                                   for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
@@ -495,12 +387,34 @@ class _Lazy:
             self.run(*args, 0, n)
 
 
+def _storage(out):
+    """(the C-contiguous array holding ``out``, True when it is out's transpose), or None.
+
+    ``out`` (..., M, N) is C-contiguous, or its last two axes swapped are (``out.T`` of a
+    fresh C-contiguous (N, M) array): the kernel then writes C through that transpose.
+    """
+    if out.flags.c_contiguous:
+        return out, False
+    t = out.swapaxes(-1, -2)
+    return (t, True) if t.flags.c_contiguous else None
+
+
+def _reads_a_in_place(si, sk, sb, size):
+    """True when the micro-kernel reads A (row stride ``si``, k stride ``sk``, batch stride
+    ``sb``, in bytes) in place: k or i is its contiguous axis (the MR loads of one k then
+    sit in one or two cache lines, and k walks at a constant stride the prefetcher follows),
+    every stride in whole, non-negative elements. Else A is packed per tile."""
+    return ((sk == size or si == size) and si % size == 0 and sk % size == 0 and sb % size == 0
+            and si >= 0 and sk >= 0 and sb >= 0)
+
+
 def bgemm(a, b, out, scratch, accumulate=False):
     """out[i] = a[i] @ b[i] for every batch i.
 
     a (B, M, K), b (B, K, N): float32 or float64, any strides (stride 0 on the
-    batch axis broadcasts); out (B, M, N) C-contiguous, overwritten; scratch
-    1-D contiguous with ``bgemm_scratch(B, M, N, K)`` elements. One dtype.
+    batch axis broadcasts); out (B, M, N) C-contiguous or with its last two axes
+    swapped from a C-contiguous (B, N, M) array, overwritten; scratch 1-D
+    contiguous with ``bgemm_scratch(B, M, N, K)`` elements. One dtype.
     ``accumulate=True``: out += a @ b, each element's FMA chain continued from
     out's value, so products over consecutive K ranges accumulated in order give
     the bits of one product over the whole K (into zeros).
@@ -513,8 +427,9 @@ def bgemm(a, b, out, scratch, accumulate=False):
     N = b.shape[2]
     if b.shape[:2] != (B, K) or out.shape != (B, M, N):
         raise ValueError("matmul: shapes do not match")
-    if not (out.flags.c_contiguous and scratch.flags.c_contiguous) or scratch.ndim != 1:
-        raise ValueError("matmul: out and scratch must be C-contiguous")
+    store = _storage(out)
+    if store is None or not scratch.flags.c_contiguous or scratch.ndim != 1:
+        raise ValueError("matmul: out (or its transpose) and scratch must be C-contiguous")
     if B == 0 or M == 0 or N == 0:
         return
     if K == 0:
@@ -525,8 +440,9 @@ def bgemm(a, b, out, scratch, accumulate=False):
         # NOTE: a matrix-vector product would pad the one column of B to NR;
         # out^T = b^T @ a^T is the same (B, 1, M) memory and the same FMA
         # chains (fma(x, y, c) == fma(y, x, c)), with B panels no bigger than a.
+        # (An out with N == 1 or M == 1 is C-contiguous whenever its transpose is.)
         a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
-        M, N = 1, M
+        M, N, store = 1, M, (out, False)
     if M == 1 and not accumulate:
         # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
         # above): every b element is used once, so packing it would cost as much as the
@@ -534,7 +450,8 @@ def bgemm(a, b, out, scratch, accumulate=False):
         nb = (N + VEC_COLS - 1) // VEC_COLS
         _kernels(dt, B * N * K >= SERIAL_WORK)[2](B * nb, a, b, out)
         return
-    tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, NV * VBYTES // dt.itemsize)
+    nr = _nr(N, dt.itemsize)
+    tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, nr)
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than bgemm_scratch()")
     # NOTE: a broadcast batch axis (stride 0) is packed once and shared.
@@ -543,21 +460,27 @@ def bgemm(a, b, out, scratch, accumulate=False):
     if B > 1 and b.strides[0] == 0:
         b = b[:1]
     pack, compute, _ = _kernels(dt, B * M * N * K >= SERIAL_WORK)
-    nr = NV * VBYTES // dt.itemsize
-    pack(b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K), b, scratch)
+    pack(b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K), b, scratch, nr)
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     size = dt.itemsize
-    a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    compute(ntask, a, out, scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize,
-            bool(accumulate))
+    a_direct = _reads_a_in_place(a.strides[1], a.strides[2], a.strides[0], size)
+    compute(ntask, a, store[0], scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize,
+            bool(accumulate), store[1], nr != NV * VBYTES // size)
 
 
 def gemm(a, b, out, scratch, accumulate=False):
     """out[:] = a @ b (``accumulate=True``: out += a @ b, see ``bgemm``).
 
-    a (M, K), b (K, N): float32 or float64, any strides; out (M, N) C-contiguous,
-    overwritten; scratch 1-D contiguous with ``gemm_scratch(M, N, K)`` elements.
-    All arrays share one dtype.
+    a (M, K), b (K, N): float32 or float64, any strides; out (M, N) C-contiguous, or
+    the transpose of a C-contiguous (N, M) array (``t.T``: the product is written
+    transposed, no copy after); overwritten; scratch 1-D contiguous with
+    ``gemm_scratch(M, N, K)`` elements. All arrays share one dtype.
+
+    Example:
+        >>> a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+        >>> out = np.empty((3, 2), np.float32)
+        >>> gemm(a, b, out, np.empty(gemm_scratch(3, 2, 4), np.float32)); out.tolist()[0]
+        [4.0, 4.0]
     """
     dt = out.dtype
     plan = _PLANS.get((a.shape, b.shape, dt)) if a.ndim == 2 and b.ndim == 2 else None
@@ -565,29 +488,31 @@ def gemm(a, b, out, scratch, accumulate=False):
         _gemm_planned(a, b, out, scratch, accumulate)
         return
     # NOTE: what bgemm checks, for shapes seen before: the entry points trust types blindly
+    store = _storage(out) if out.ndim == 2 else None
     if a.dtype != dt or b.dtype != dt or scratch.dtype != dt or out.shape != plan[0] \
-            or not (out.flags.c_contiguous and scratch.flags.c_contiguous) or scratch.ndim != 1:
+            or store is None or not scratch.flags.c_contiguous or scratch.ndim != 1:
         bgemm(a[None], b[None], out[None], scratch, accumulate)    # raises the error
         return
-    _, par, pack, npack, compute, tm, tn, ntask, wstart, wsize, total = plan
+    _, par, pack, npack, nr, narrow, compute, tm, tn, ntask, wstart, wsize, total = plan
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than gemm_scratch()")
     size = dt.itemsize
-    a_direct = a.strides[1] == size and a.strides[0] % size == 0
+    a_direct = _reads_a_in_place(a.strides[0], a.strides[1], 0, size)
+    o, trans = store[0][None], store[1]
     # NOTE: the compiled launchers themselves (``_Lazy.run``), called as ``_Lazy`` would
     if par:
-        pack(npack, b[None], scratch)
-        compute(ntask, a[None], out[None], scratch, tm, tn, True, a_direct, ntask, wstart,
-                wsize, bool(accumulate))
+        pack(npack, b[None], scratch, nr)
+        compute(ntask, a[None], o, scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
+                bool(accumulate), trans, narrow)
     else:
-        pack(b[None], scratch, 0, npack)
-        compute(a[None], out[None], scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
-                bool(accumulate), 0, ntask)
+        pack(b[None], scratch, nr, 0, npack)
+        compute(a[None], o, scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
+                bool(accumulate), trans, narrow, 0, ntask)
 
 
-# (a.shape, b.shape, dtype) -> (out shape, parallel, pack, pack tasks, compute, tm, tn, ntask,
-# wstart, wsize, scratch size) of a 2-D product on the packed path: a repeated shape skips
-# bgemm's planning (shapes only: the same kernels and tiles, the same bits)
+# (a.shape, b.shape, dtype) -> (out shape, parallel, pack, pack tasks, nr, narrow, compute, tm,
+# tn, ntask, wstart, wsize, scratch size) of a 2-D product on the packed path: a repeated shape
+# skips bgemm's planning (shapes only: the same kernels and tiles, the same bits)
 _PLANS = {}
 
 
@@ -599,12 +524,13 @@ def _gemm_planned(a, b, out, scratch, accumulate):
     (M, K), N, dt = a.shape, b.shape[1], out.dtype
     if min(M, N, K) == 0 or M == 1 or N == 1:
         return          # the vector paths and empty products stay in bgemm
-    nr = NV * VBYTES // dt.itemsize
+    nr = _nr(N, dt.itemsize)
     tm, tn, ntask, wstart, wsize, total = _layout(1, M, N, K, nr)
     par = M * N * K >= SERIAL_WORK
     pack, compute, _ = _kernels(dt, par)
     if pack.run is None or compute.run is None:
         return
     npack = ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K)
-    _PLANS[(a.shape, b.shape, dt)] = ((M, N), par, pack.run, npack, compute.run, tm, tn, ntask,
-                                      wstart, wsize, total)
+    _PLANS[(a.shape, b.shape, dt)] = ((M, N), par, pack.run, npack, nr,
+                                      nr != NV * VBYTES // dt.itemsize, compute.run, tm, tn,
+                                      ntask, wstart, wsize, total)

@@ -54,8 +54,8 @@ def _transpose_pays(A, B, m, n, k):
     The kernel reads its left operand in place when k is that operand's contiguous axis and
     packs the right one (k x n elements) into scratch. For ``x @ w.T`` (x and w C-contiguous,
     a linear layer's forward) ``w.T`` is the big operand to pack; ``w @ x.T`` reads w in place
-    and packs ``x.T`` (k x m), then one copy transposes the (n, m) result. Shapes and strides
-    only; the bits are the same (every element is the same FMA chain over k, in order).
+    and packs ``x.T`` (k x m), writing its (n, m) product transposed into ``out``. Shapes and
+    strides only; the bits are the same (every element is the same FMA chain over k, in order).
     """
     if k * n < _TRANSPOSE_MIN or m < 2 or k * n < 2 * (k * m + m * n):
         return False
@@ -64,18 +64,16 @@ def _transpose_pays(A, B, m, n, k):
             and A.strides[0] % size == 0)
 
 
-_TRANSPOSE_MIN = 1 << 15    # packed elements saved below which the copy is not worth it
+_TRANSPOSE_MIN = 1 << 15    # packed elements saved below which the other route is not worth it
 
 
 def _gemm_transposed(K, A, B, out):
-    """out[:] = (B.T @ A.T).T: the product into an (n, m) scratch, then one transposing copy."""
+    """out[:] = (B.T @ A.T).T: the kernel writes the (n, m) product through ``out.T``."""
     m, k = A.shape
     n = B.shape[1]
-    s, keep = scratch(K.gemm_scratch(n, m, k) + n * m, out.dtype)
-    t = s[:n * m].reshape(n, m)
-    K.gemm(B.T, A.T, t, s[n * m:])
-    copy_into(t.T, out)
-    del keep        # NOTE: after the copy: t lives in the scratch's bytes
+    s, keep = scratch(K.gemm_scratch(n, m, k), out.dtype)
+    K.gemm(B.T, A.T, out.T, s)
+    del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
 
 
 def _bgemm(A, B, batch, dtype):
