@@ -54,6 +54,10 @@ __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 # core on znver4, where these were tuned) while the A micro-panel streams
 # through L1.
 KC = 512
+# A transposed C is written through the micro-tile buffer; with A read in place its tiles
+# take K in one block up to this depth, so each is copied out once, not loaded and stored
+# again per KC block (the same chains: the bits do not change).
+KC_WHOLE = 4096
 MC = 96
 NC = 512
 # Packing: B panels are packed in pieces of PACK_K rows of k (equal tasks);
@@ -112,7 +116,8 @@ def _layout(B, M, N, K, nr):
     mp, npn, tm, tn = _plan(B, M, N, K, nr)
     ntask = min(B * tm * tn, MAX_TASKS)
     wstart = _round_up(B * npn * nr * K)
-    wsize = _round_up(MR * nr) + _round_up((mp + tm - 1) // tm * MR * min(K, KC))
+    wsize = _round_up(MR * nr) + _round_up(max((mp + tm - 1) // tm * MR * min(K, KC),
+                                               MR * min(K, KC_WHOLE)))
     return tm, tn, ntask, wstart, wsize, wstart + ntask * wsize + 16
 
 
@@ -265,8 +270,9 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
     for t in range(t0, t1):
         ws = wstart + t * wsize
         slot = ws + (MR * nr + 15) // 16 * 16
-        for pc in range(0, K, KC):
-            kc = min(KC, K - pc)
+        kb = K if trans and a_direct and K <= KC_WHOLE else KC
+        for pc in range(0, K, kb):
+            kc = min(kb, K - pc)
             packed = -1
             for tile in range(t * (B * tm * tn) // ntask, (t + 1) * (B * tm * tn) // ntask):
                 i, r = tile // (tm * tn), tile % (tm * tn)
@@ -276,9 +282,10 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                 if packed != ia * mp + p0:
                     packed = ia * mp + p0
                     for p in range(p0, p1):
+                        # NOTE: with a_direct only the edge panel is packed: at the slot's start
                         if not (a_direct and (p + 1) * MR <= M):
                             _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch,
-                                        slot + (p - p0) * MR * kc)
+                                        slot + (0 if a_direct else (p - p0) * MR * kc))
                 for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
                     for p in range(p0, p1):
                         r0 = p * MR
@@ -287,7 +294,7 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                             ao = (ia * a.strides[0] + r0 * a.strides[1] + pc * a.strides[2]) // size
                             ars, aks = a.strides[1] // size, a.strides[2] // size
                         else:
-                            ao, ars, aks = slot + (p - p0) * MR * kc, 1, MR
+                            ao, ars, aks = slot + (0 if a_direct else (p - p0) * MR * kc), 1, MR
                         ro = i * M * N + r0 * csi + q * nr * csj
                         rows, cols = min(MR, M - r0), min(nr, N - q * nr)
                         full = rows == MR and cols == nr and not trans
