@@ -33,13 +33,22 @@ def _relu_chunk(x, out, bits, c):
     for t in range(np.uint64(e1 - e0)):
         v = x[u0 + t]
         out[u0 + t] = 0 if v < 0 else v
-    for b in range(np.uint64(c * CHUNK), np.uint64((e1 + 7) // 8)):
-        i = b * np.uint64(8)
+    # NOTE: whole bytes without a branch per element (the comparisons vectorize), then the
+    # partial last byte
+    b0, b1 = np.uint64(c * CHUNK), np.uint64(e1 // 8)
+    eight = np.uint64(8)
+    for b in range(b0, b1):
+        i = b * eight
         byte = np.uint8(0)
-        for k in range(np.uint64(8)):
-            if i + k < n and out[i + k] > 0:
-                byte |= np.uint8(1) << np.uint8(k)
+        for k in range(eight):
+            byte |= np.uint8(out[i + k] > 0) << np.uint8(k)
         bits[b] = byte
+    if e1 % 8:
+        i = e1 // 8 * 8
+        byte = np.uint8(0)
+        for k in range(e1 - i):
+            byte |= np.uint8(out[i + k] > 0) << np.uint8(k)
+        bits[e1 // 8] = byte
 
 
 @kernel
