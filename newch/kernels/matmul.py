@@ -220,29 +220,6 @@ def _flat_c(typingctx, a):
     return ret(a), codegen
 
 
-@helper
-def _tile_io(outf, ro, csi, csj, buf, ws, nr, rows, cols, load):
-    """Move a rows x cols piece of C between out (C[ii, jj] at outf[ro + ii*csi + jj*csj]) and
-    the micro-tile buffer (at buf[ws + ii*nr + jj]): into the buffer when ``load``, else back.
-    The inner loop runs along the side of out that is contiguous."""
-    if csj == 1:
-        for ii in range(rows):
-            if load:
-                for jj in range(cols):
-                    buf[ws + ii * nr + jj] = outf[ro + ii * csi + jj]
-            else:
-                for jj in range(cols):
-                    outf[ro + ii * csi + jj] = buf[ws + ii * nr + jj]
-    else:
-        for jj in range(cols):
-            if load:
-                for ii in range(rows):
-                    buf[ws + ii * nr + jj] = outf[ro + jj * csj + ii]
-            else:
-                for ii in range(rows):
-                    outf[ro + jj * csj + ii] = buf[ws + ii * nr + jj]
-
-
 @kernel
 def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, acc, trans,
            narrow, t0, t1):
@@ -299,8 +276,9 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                         rows, cols = min(MR, M - r0), min(nr, N - q * nr)
                         full = rows == MR and cols == nr and not trans
                         first = pc == 0 and not acc
-                        if not (full or first):
-                            _tile_io(outf, ro, csi, csj, scratch, ws, nr, rows, cols, True)
+                        for ii in range(0 if full or first else rows):
+                            for jj in range(cols):
+                                scratch[ws + ii * nr + jj] = outf[ro + ii * csi + jj * csj]
                         # NOTE: one call site per width (C or the edge buffer): one inlined tile each.
                         dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
                         if narrow:
@@ -309,8 +287,9 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                         else:
                             WIDE(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
                                  dst, co, ldc, first)
-                        if not full:
-                            _tile_io(outf, ro, csi, csj, scratch, ws, nr, rows, cols, False)
+                        for ii in range(0 if full else rows):
+                            for jj in range(cols):
+                                outf[ro + ii * csi + jj * csj] = scratch[ws + ii * nr + jj]
 
 
 VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)

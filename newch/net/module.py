@@ -46,6 +46,8 @@ class Module:
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)      # NOTE: no hooks, the common case
         for hook in tuple(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
