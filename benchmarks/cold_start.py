@@ -15,6 +15,9 @@ Workloads (later issues add theirs to ``WORKLOADS``):
   dropout, two Linear layers, ``log_softmax``), ``F.nll_loss``, SGD with
   momentum, batch 64 of 1x28x28, one training step.
 - ``tiny``: ``(x + x).sum()`` on 10 floats (the smallest cold start).
+- ``rnn``: one forward and backward of a fused ``LSTM(200, 200)``, ``GRU(200, 200)``
+  and ``RNN(200, 200)`` (one layer each) over a sequence of 35 steps, batch 20 (the
+  word LM's sizes: the cell kernels run serially).
 
 Prints ``workload <name>: first step <s> s wall, <s> s CPU (import <s> s)``; the
 times start before ``import newch`` (CPU time is the figure to trust on a busy
@@ -88,7 +91,17 @@ def tiny(torch):
     (x + x).sum().item()
 
 
-WORKLOADS = {"mlp": mlp, "cnn": cnn, "tiny": tiny}
+def rnn(torch):
+    """Forward and backward of a fused LSTM, GRU and RNN (200 -> 200, one layer), T=35, batch 20."""
+    torch.manual_seed(0)
+    for kind in ("LSTM", "GRU", "RNN"):
+        layer = getattr(torch.nn, kind)(200, 200)
+        out, _ = layer(torch.randn(35, 20, 200, requires_grad=True))
+        out.sum().backward()
+        torch.step_end()
+
+
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "tiny": tiny, "rnn": rnn}
 
 
 def main(argv=None):

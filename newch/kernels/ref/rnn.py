@@ -12,8 +12,8 @@ def _sigmoid(x):
 
 def lstm_cell_forward(gates, rec, bias, c_prev, c, h):
     """Activated gates in place, c' and h'; see kernels.rnn."""
-    B, H = c.shape
-    if gates.shape != (B, 4 * H) or rec.shape != (B, 4 * H) or bias.shape != (4 * H,) \
+    B, H = c.shape if c.ndim == 2 else (-1, -1)
+    if B < 0 or gates.shape != (B, 4 * H) or rec.shape != (B, 4 * H) or bias.shape != (4 * H,) \
             or c_prev.shape != (B, H) or h.shape != (B, H):
         raise ValueError("lstm_cell_forward: gates/rec must be (B, 4H), c_prev/c/h (B, H)")
     pre = gates.astype(np.float64) + rec + bias
@@ -27,8 +27,8 @@ def lstm_cell_forward(gates, rec, bias, c_prev, c, h):
 
 def lstm_cell_backward(gates, c_prev, c, dh_out, dh_rec, dc):
     """Gate pre-activation gradients in place of the gates, dc_prev in place of dc; see kernels.rnn."""
-    B, H = c.shape
-    if gates.shape != (B, 4 * H) or c_prev.shape != c.shape or dh_out.shape != c.shape \
+    B, H = c.shape if c.ndim == 2 else (-1, -1)
+    if B < 0 or gates.shape != (B, 4 * H) or c_prev.shape != c.shape or dh_out.shape != c.shape \
             or dh_rec.shape != c.shape or dc.shape != c.shape:
         raise ValueError("lstm_cell_backward: gates must be (B, 4H), the states (B, H)")
     G = gates.astype(np.float64)
@@ -44,7 +44,7 @@ def lstm_cell_backward(gates, c_prev, c, dh_out, dh_rec, dc):
 
 def rows_matmul(a, b, out, accumulate):
     """out = a @ b (``accumulate``: out += a @ b); see kernels.rnn."""
-    if b.shape[0] != a.shape[1] or out.shape != (a.shape[0], b.shape[1]):
+    if a.ndim != 2 or b.ndim != 2 or b.shape[0] != a.shape[1] or out.shape != (a.shape[0], b.shape[1]):
         raise ValueError("rows_matmul: shapes do not match")
     if accumulate:
         out += np.matmul(a, b)
@@ -54,8 +54,8 @@ def rows_matmul(a, b, out, accumulate):
 
 def gru_cell_forward(gates, rec, b_ih, b_hh, h_prev, hn, h):
     """Activated gates r, z, n in place, hn and h'; see kernels.rnn."""
-    B, H = h.shape
-    if gates.shape != (B, 3 * H) or rec.shape != (B, 3 * H) or b_ih.shape != (3 * H,) \
+    B, H = h.shape if h.ndim == 2 else (-1, -1)
+    if B < 0 or gates.shape != (B, 3 * H) or rec.shape != (B, 3 * H) or b_ih.shape != (3 * H,) \
             or b_hh.shape != (3 * H,) or h_prev.shape != (B, H) or hn.shape != (B, H):
         raise ValueError("gru_cell_forward: gates/rec must be (B, 3H), biases (3H,), h_prev/hn/h (B, H)")
     x = gates.astype(np.float64) + b_ih
@@ -69,8 +69,8 @@ def gru_cell_forward(gates, rec, b_ih, b_hh, h_prev, hn, h):
 
 def gru_cell_backward(gates, hn, h_prev, dh_out, dh, dgh):
     """Gradients of the GRU step's products in place; see kernels.rnn."""
-    B, H = dh.shape
-    if gates.shape != (B, 3 * H) or hn.shape != (B, H) or h_prev.shape != (B, H) \
+    B, H = dh.shape if dh.ndim == 2 else (-1, -1)
+    if B < 0 or gates.shape != (B, 3 * H) or hn.shape != (B, H) or h_prev.shape != (B, H) \
             or dh_out.shape != (B, H) or dgh.shape != (B, 3 * H):
         raise ValueError("gru_cell_backward: gates/dgh must be (B, 3H), the states (B, H)")
     G = gates.astype(np.float64)
@@ -87,7 +87,7 @@ def gru_cell_backward(gates, hn, h_prev, dh_out, dh, dgh):
 
 def rnn_cell_forward(gates, rec, bias, h, relu):
     """h' = act(gates + rec + bias); see kernels.rnn."""
-    if gates.shape != h.shape or rec.shape != h.shape or bias.shape != (h.shape[1],):
+    if h.ndim != 2 or gates.shape != h.shape or rec.shape != h.shape or bias.shape != h.shape[1:]:
         raise ValueError("rnn_cell_forward: gates/rec/h must be (B, H), bias (H,)")
     v = gates.astype(np.float64) + rec + bias
     h[...] = np.where(v > 0, v, 0.0) if relu else np.tanh(v)
@@ -95,7 +95,7 @@ def rnn_cell_forward(gates, rec, bias, h, relu):
 
 def rnn_cell_backward(h, dh_out, dh_rec, dpre, relu):
     """The pre-activation's gradient; see kernels.rnn."""
-    if dh_out.shape != h.shape or dh_rec.shape != h.shape or dpre.shape != h.shape:
+    if h.ndim != 2 or dh_out.shape != h.shape or dh_rec.shape != h.shape or dpre.shape != h.shape:
         raise ValueError("rnn_cell_backward: all arrays must be (B, H)")
     g = dh_out.astype(np.float64) + dh_rec
     hv = h.astype(np.float64)
