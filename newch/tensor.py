@@ -152,6 +152,52 @@ class Tensor:
         """Bytes per element."""
         return self._a.itemsize
 
+    @property
+    def itemsize(self):
+        """Bytes per element (``element_size()``)."""
+        return self._a.itemsize
+
+    @property
+    def nbytes(self):
+        """Bytes of the elements: ``numel() * element_size()``."""
+        return self._a.size * self._a.itemsize
+
+    def ndimension(self):
+        """The number of dimensions (``dim()``)."""
+        return self._a.ndim
+
+    def is_floating_point(self):
+        """True for float32 and float64 tensors."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        """Always False: newch has no complex dtypes."""
+        return False
+
+    def stride(self, dim=None):
+        """Steps in elements between neighbours along each dimension (one dim's with ``dim``).
+
+        Example:
+            >>> newch.zeros(2, 3).stride(), newch.zeros(2, 3).t().stride(0)
+            ((3, 1), 1)
+        """
+        a = self._a
+        st = tuple(s // a.itemsize for s in a.strides)
+        return st if dim is None else st[UPPER.norm_dim("stride", dim, a.ndim)]
+
+    def is_contiguous(self, memory_format=None):
+        """True when the elements lie in row-major order with no gaps (what ``contiguous()``
+        returns as is). Only the default ``torch.contiguous_format`` is known to newch.
+
+        Example:
+            >>> x = newch.zeros(2, 3); x.is_contiguous(), x.t().is_contiguous()
+            (True, False)
+        """
+        if memory_format is not None and str(memory_format) != "torch.contiguous_format":
+            raise ValueError(f"is_contiguous: newch tensors have one memory format "
+                             f"(torch.contiguous_format), got {memory_format}")
+        return bool(self._a.flags.c_contiguous)
+
     def __len__(self):
         if self._a.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

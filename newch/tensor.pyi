@@ -50,8 +50,14 @@ class Tensor:
     def is_persistent(self) -> Any:
         """True for parameters, buffers and tensors made inside ``persistent()``."""
     @property
+    def itemsize(self) -> Any:
+        """Bytes per element (``element_size()``)."""
+    @property
     def mT(self) -> Any:
         """The last two dims swapped (a batch of transposed matrices)."""
+    @property
+    def nbytes(self) -> Any:
+        """Bytes of the elements: ``numel() * element_size()``."""
     @property
     def ndim(self) -> Any:
         """The number of dimensions."""
@@ -94,8 +100,16 @@ class Tensor:
         """The number of dimensions (``ndim``)."""
     def element_size(self):
         """Bytes per element."""
+    def is_complex(self):
+        """Always False: newch has no complex dtypes."""
+    def is_contiguous(self, memory_format=...):
+        """True when the elements lie in row-major order with no gaps (what ``contiguous()``"""
+    def is_floating_point(self):
+        """True for float32 and float64 tensors."""
     def item(self):
         """The value of a one-element tensor as a Python number."""
+    def ndimension(self):
+        """The number of dimensions (``dim()``)."""
     def nelement(self):
         """The number of elements."""
     def numel(self):
@@ -108,6 +122,8 @@ class Tensor:
         """Keep ``.grad`` of this non-leaf tensor after backward."""
     def size(self, dim=...):
         """The shape, or the size of dimension ``dim``."""
+    def stride(self, dim=...):
+        """Steps in elements between neighbours along each dimension (one dim's with ``dim``)."""
     def tolist(self):
         """The values as (nested) Python lists of numbers."""
 
