@@ -496,6 +496,17 @@ BASICS = [
         "Tensor.ndim": same(lambda m, x, d: x.ndim), "Tensor.numel": same(lambda m, x, d: x.numel()),
         "Tensor.nelement": same(lambda m, x, d: x.nelement()),
         "Tensor.element_size": same(lambda m, x, d: x.element_size()),
+        "Tensor.itemsize": same(lambda m, x, d: x.itemsize),
+        "Tensor.nbytes": same(lambda m, x, d: x.nbytes),
+        "Tensor.ndimension": same(lambda m, x, d: x.ndimension()),
+        "Tensor.is_floating_point": same(lambda m, x, d: x.is_floating_point()),
+        "Tensor.is_complex": same(lambda m, x, d: x.is_complex()),
+        # NOTE: an empty tensor's strides depend on how torch made it: compared when non-empty
+        "Tensor.stride": same(lambda m, x, d: (x.stride(), x.stride(d) if x.ndim else None,
+                                               x.transpose(0, -1).stride() if x.ndim else None)
+                              if x.numel() else None),
+        "Tensor.is_contiguous": same(lambda m, x, d: (x.is_contiguous(), x.ndim and
+                                                      x.transpose(0, -1).is_contiguous())),
         "Tensor.dtype": same(lambda m, x, d: x.dtype),
         "Tensor.__len__": same(lambda m, x, d: len(x))}, grad=False),
     Op("scalar_conversions", G.unary(FLOAT + ("int64", "bool"), max_dims=1, max_side=1),
