@@ -79,10 +79,10 @@ def _emit_k_step(builder, koff, rows, pb, accs, vty, nv, align):
     return out
 
 
-def _emit_tile(builder, kc, pa, ars, aks, pb, pc, ldc, first, vty, nv, align):
+def _emit_tile(builder, kc, pa, ars, aks, pb, bks, pc, ldc, first, vty, nv, align):
     """C[i, j] = fma(A[i, k], B[k, j], C[i, j]) for k in 0..kc-1, C held in registers.
 
-    A[i, k] at pa[i*ars + k*aks]; B[k, j] at pb[k*nr + j] (nr = nv vectors); C[i, j] at
+    A[i, k] at pa[i*ars + k*aks]; B[k, j] at pb[k*bks + j] (j < nv vectors); C[i, j] at
     pc[i*ldc + j].
     """
     i64 = ir.IntType(64)
@@ -100,7 +100,7 @@ def _emit_tile(builder, kc, pa, ars, aks, pb, pc, ldc, first, vty, nv, align):
         phi = builder.phi(vty)
         phi.add_incoming(x, pre)
         accs.append(phi)
-    pbk = builder.gep(pb, [builder.mul(k, ir.Constant(i64, nv * vty.count))])
+    pbk = builder.gep(pb, [builder.mul(k, bks)])
     new = _emit_k_step(builder, builder.mul(k, aks), rows, pbk, accs, vty, nv, align)
     k1 = builder.add(k, ir.Constant(i64, 1))
     latch = builder.block
@@ -123,32 +123,37 @@ def _emit_tile(builder, kc, pa, ars, aks, pb, pc, ldc, first, vty, nv, align):
 
 
 def microkernel(nv):
-    """The intrinsic ``tile(kc, a, scratch, a_direct, ao, ars, aks, bo, dst, co, ldc, first)``
-    of an MR x (nv vectors) tile: C[i, j] over kc steps of k.
+    """The intrinsic ``tile(kc, a, b, scratch, a_direct, b_direct, ao, ars, aks, bo, bks, dst,
+    co, ldc, first)`` of an MR x (nv vectors) tile: C[i, j] over kc steps of k.
 
     A[i, k] at src[ao + i*ars + k*aks] with src = a (its data, when a_direct) or scratch;
-    B[k, j] at scratch[bo + k*nr + j] (nr = nv vectors); C[i, j] at dst[co + i*ldc + j].
-    ``first``: start from zeros, not from C.
+    B[k, j] at srcb[bo + k*bks + j] with srcb = b (when b_direct) or scratch (packed panels:
+    bks = nr); C[i, j] at dst[co + i*ldc + j]. ``first``: start from zeros, not from C.
     """
     @intrinsic
-    def tile(typingctx, kc, a, scratch, a_direct, ao, ars, aks, bo, dst, co, ldc, first):
+    def tile(typingctx, kc, a, b, scratch, a_direct, b_direct, ao, ars, aks, bo, bks, dst, co,
+             ldc, first):
         dt = scratch.dtype
-        if not (isinstance(dt, types.Float) and a.dtype == dt and dst.dtype == dt):
+        if not (isinstance(dt, types.Float) and a.dtype == dt and b.dtype == dt
+                and dst.dtype == dt):
             return None
-        sig = types.none(kc, a, scratch, a_direct, ao, ars, aks, bo, dst, co, ldc, first)
+        sig = types.none(kc, a, b, scratch, a_direct, b_direct, ao, ars, aks, bo, bks, dst, co,
+                         ldc, first)
 
         def codegen(context, builder, sig, args):
             tys = sig.args
-            pa, ps, pd = (context.make_array(tys[n])(context, builder, args[n]).data
-                          for n in (1, 2, 8))
-            kc_, ao_, ars_, aks_, bo_, co_, ldc_ = (
-                context.cast(builder, args[n], tys[n], types.int64) for n in (0, 4, 5, 6, 7, 9, 10))
-            direct = context.cast(builder, args[3], tys[3], types.boolean)
-            first_ = context.cast(builder, args[11], tys[11], types.boolean)
+            pa, pb, ps, pd = (context.make_array(tys[n])(context, builder, args[n]).data
+                              for n in (1, 2, 3, 11))
+            kc_, ao_, ars_, aks_, bo_, bks_, co_, ldc_ = (
+                context.cast(builder, args[n], tys[n], types.int64)
+                for n in (0, 6, 7, 8, 9, 10, 12, 13))
+            adir, bdir, first_ = (context.cast(builder, args[n], tys[n], types.boolean)
+                                  for n in (4, 5, 14))
             vty = ir.VectorType(context.get_value_type(dt), VBYTES * 8 // dt.bitwidth)
-            pa = builder.select(direct, builder.gep(pa, [ao_]), builder.gep(ps, [ao_]))
-            _emit_tile(builder, kc_, pa, ars_, aks_, builder.gep(ps, [bo_]),
-                       builder.gep(pd, [co_]), ldc_, first_, vty, nv, dt.bitwidth // 8)
+            pa = builder.select(adir, builder.gep(pa, [ao_]), builder.gep(ps, [ao_]))
+            pb = builder.select(bdir, builder.gep(pb, [bo_]), builder.gep(ps, [bo_]))
+            _emit_tile(builder, kc_, pa, ars_, aks_, pb, bks_, builder.gep(pd, [co_]), ldc_,
+                       first_, vty, nv, dt.bitwidth // 8)
             return context.get_dummy_value()
 
         return sig, codegen

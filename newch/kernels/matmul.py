@@ -58,6 +58,8 @@ KC = 512
 # take K in one block up to this depth, so each is copied out once, not loaded and stored
 # again per KC block (the same chains: the bits do not change).
 KC_WHOLE = 4096
+# B panels at most this deep are read in place whatever their row stride (see _reads_b_in_place)
+KC_SHORT = 64
 MC = 96
 NC = 512
 # Packing: B panels are packed in pieces of PACK_K rows of k (equal tasks);
@@ -180,10 +182,11 @@ def _pack_panel(x, l0, w, k0, k1, dst, base):
 
 
 @kernel
-def _pack_b(b, scratch, nr, t0, t1):
+def _pack_b(b, scratch, nr, edge, t0, t1):
     """Packing tasks t0..t1-1, each rows [k0, k1) of one nr-column panel of one batch of b (Bb, K, N).
 
-    Panel q of batch j lands at scratch[(j*npn + q) * nr*K:], as [k*nr + j]. A task
+    Panel q of batch j lands at scratch[(j*npn + q) * nr*K:], as [k*nr + j]. ``edge``: only
+    the last panel of each batch (the one the micro-kernel cannot read in place). A task
     function (``tasks.driver`` runs it in parallel); scratch is 64-byte aligned.
     """
     K, N = b.shape[1], b.shape[2]
@@ -192,6 +195,8 @@ def _pack_b(b, scratch, nr, t0, t1):
     scratch = scratch[(-scratch.ctypes.data) % 64 // scratch.itemsize:]
     for t in range(t0, t1):
         panel, c = t // nkc, t % nkc
+        if edge:
+            panel = panel * npn + npn - 1
         j, q = panel // npn, panel % npn
         k0 = c * PACK_K
         _pack_panel(b[j].T, q * nr, nr, k0, min(K, k0 + PACK_K), scratch, panel * nr * K + k0 * nr)
@@ -221,16 +226,17 @@ def _flat_c(typingctx, a):
 
 
 @kernel
-def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, acc, trans,
-           narrow, t0, t1):
+def _tasks(a, b, out, scratch, tm, tn, b_batched, a_direct, b_direct, ntask, wstart, wsize,
+           acc, trans, narrow, t0, t1):
     """Compute tasks t0..t1-1 of ntask over C (B, M, N); a task function (see ``tasks``).
 
     C is ``out`` (B, M, N), or with ``trans`` the transpose of each batch of ``out``
     (B, N, M): C[i, r, c] at out[i, c, r]. Task t owns tiles t*ntile//ntask ..
     (t+1)*ntile//ntask - 1 (batch, row block, column block) of the tm x tn grids
     (ntile = B*tm*tn) and the workspace of wsize elements at ws = scratch[wstart + t*wsize:].
-    B is packed in scratch (``_pack_b``) in panels of nr columns: one vector when
-    ``narrow``, else NV (``_nr``). K is walked in KC blocks, each over all the task's tiles
+    B is packed in scratch (``_pack_b``) in panels of nr columns (one vector when ``narrow``,
+    else NV: ``_nr``), or with ``b_direct`` read in place from ``b`` for every whole panel
+    (rows contiguous; only the last, partial panel is packed). K is walked in KC blocks, each over all the task's tiles
     (neighbour tiles share A rows, which are then still in cache). A micro-panels are read
     in place when ``a_direct`` and whole, else packed into the workspace (after its MR x nr
     buffer for micro-tiles crossing the edge or a transposed C). ``acc``: the first K block
@@ -264,6 +270,13 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                             _pack_panel(a[ia], p * MR, np.int64(MR), pc, pc + kc, scratch,
                                         slot + (0 if a_direct else (p - p0) * MR * kc))
                 for q in range(r % tn * npn // tn, (r % tn + 1) * npn // tn):
+                    bdir = b_direct and (q + 1) * nr <= N
+                    if bdir:
+                        bo = ((i if b_batched else 0) * b.strides[0] + pc * b.strides[1]) // size \
+                            + q * nr
+                        bks = b.strides[1] // size
+                    else:
+                        bo, bks = bbase + q * nr * K, nr
                     for p in range(p0, p1):
                         r0 = p * MR
                         direct = a_direct and r0 + MR <= M
@@ -282,11 +295,11 @@ def _tasks(a, out, scratch, tm, tn, b_batched, a_direct, ntask, wstart, wsize, a
                         # NOTE: one call site per width (C or the edge buffer): one inlined tile each.
                         dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
                         if narrow:
-                            NARROW(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
-                                   dst, co, ldc, first)
+                            NARROW(kc, a, b, scratch, direct, bdir, ao, ars, aks, bo, bks, dst,
+                                   co, ldc, first)
                         else:
-                            WIDE(kc, a, scratch, direct, ao, ars, aks, bbase + q * nr * K,
-                                 dst, co, ldc, first)
+                            WIDE(kc, a, b, scratch, direct, bdir, ao, ars, aks, bo, bks, dst,
+                                 co, ldc, first)
                         for ii in range(0 if full else rows):
                             for jj in range(cols):
                                 outf[ro + ii * csi + jj * csj] = scratch[ws + ii * nr + jj]
@@ -348,8 +361,9 @@ def _kernels(dtype, parallel):
     if fns is None:
         src, c3, c1 = _types(dtype)
         flag = types.boolean
-        argtypes = ((src, c1, _I64),
-                    (src, c3, c1, _I64, _I64, flag, flag, _I64, _I64, _I64, flag, flag, flag),
+        argtypes = ((src, c1, _I64, flag),
+                    (src, src, c3, c1, _I64, _I64, flag, flag, flag, _I64, _I64, _I64, flag, flag,
+                     flag),
                     (src, src, c3))
         fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
                                   for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
@@ -392,6 +406,18 @@ def _reads_a_in_place(si, sk, sb, size):
     every stride in whole, non-negative elements. Else A is packed per tile."""
     return ((sk == size or si == size) and si % size == 0 and sk % size == 0 and sb % size == 0
             and si >= 0 and sk >= 0 and sb >= 0)
+
+
+def _reads_b_in_place(strides, size, K):
+    """True when the micro-kernel reads B (Bb, K, N) in place (only the last, partial panel is
+    packed then): its rows are contiguous, every stride in whole, non-negative elements, and
+    its row stride is no multiple of 2 KiB unless K is short. Such a stride maps every row of
+    a panel to the same few cache sets: read in place, 1024 x 1024 x 1024 took 2x the time
+    of packing, while elsewhere skipping the pass over B pays (benchmarks/bench_small_kernels.py,
+    docs/kernels.md)."""
+    sb, sk, sj = strides
+    return (sj == size and sk % size == 0 and sb % size == 0 and sk >= 0 and sb >= 0
+            and (sk % 2048 != 0 or K <= KC_SHORT))
 
 
 def bgemm(a, b, out, scratch, accumulate=False):
@@ -446,12 +472,16 @@ def bgemm(a, b, out, scratch, accumulate=False):
     if B > 1 and b.strides[0] == 0:
         b = b[:1]
     pack, compute, _ = _kernels(dt, B * M * N * K >= SERIAL_WORK)
-    pack(b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K), b, scratch, nr)
-    # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     size = dt.itemsize
+    b_direct = _reads_b_in_place(b.strides, size, K)
+    npn, nkc = (N + nr - 1) // nr, (K + PACK_K - 1) // PACK_K
+    if not b_direct:
+        pack(b.shape[0] * npn * nkc, b, scratch, nr, False)
+    elif N % nr:
+        _kernels(dt, False)[0](b.shape[0] * nkc, b, scratch, nr, True)   # NOTE: small: serial
     a_direct = _reads_a_in_place(a.strides[1], a.strides[2], a.strides[0], size)
-    compute(ntask, a, store[0], scratch, tm, tn, b.shape[0] == B, a_direct, ntask, wstart, wsize,
-            bool(accumulate), store[1], nr != NV * VBYTES // size)
+    compute(ntask, a, b, store[0], scratch, tm, tn, b.shape[0] == B, a_direct, b_direct, ntask,
+            wstart, wsize, bool(accumulate), store[1], nr != NV * VBYTES // size)
 
 
 def gemm(a, b, out, scratch, accumulate=False):
@@ -480,19 +510,26 @@ def gemm(a, b, out, scratch, accumulate=False):
         bgemm(a[None], b[None], out[None], scratch, accumulate)    # raises the error
         return
     _, par, pack, npack, nr, narrow, compute, tm, tn, ntask, wstart, wsize, total = plan
+    b_direct = _reads_b_in_place((0,) + b.strides, dt.itemsize, b.shape[0])
     if scratch.shape[0] < total:
         raise ValueError("matmul: scratch smaller than gemm_scratch()")
     size = dt.itemsize
     a_direct = _reads_a_in_place(a.strides[0], a.strides[1], 0, size)
     o, trans = store[0][None], store[1]
     # NOTE: the compiled launchers themselves (``_Lazy.run``), called as ``_Lazy`` would
-    if par:
-        pack(npack, b[None], scratch, nr)
-        compute(ntask, a[None], o, scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
-                bool(accumulate), trans, narrow)
+    b3 = b[None]
+    if b_direct:
+        if b.shape[1] % nr:     # NOTE: the last, partial panel, on this thread (it is small)
+            _kernels(dt, False)[0]((a.shape[1] + PACK_K - 1) // PACK_K, b3, scratch, nr, True)
+    elif par:
+        pack(npack, b3, scratch, nr, False)
     else:
-        pack(b[None], scratch, nr, 0, npack)
-        compute(a[None], o, scratch, tm, tn, True, a_direct, ntask, wstart, wsize,
+        pack(b3, scratch, nr, False, 0, npack)
+    if par:
+        compute(ntask, a[None], b3, o, scratch, tm, tn, True, a_direct, b_direct, ntask, wstart,
+                wsize, bool(accumulate), trans, narrow)
+    else:
+        compute(a[None], b3, o, scratch, tm, tn, True, a_direct, b_direct, ntask, wstart, wsize,
                 bool(accumulate), trans, narrow, 0, ntask)
 
 

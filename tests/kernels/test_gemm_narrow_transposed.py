@@ -1,7 +1,8 @@
-"""gemm's narrow tile (C of at most one vector of columns) and its transposed C (``out.T``).
+"""gemm's narrow tile (C of at most one vector of columns), its transposed C (``out.T``) and
+the operands it reads in place (an i- or k-contiguous A, a row-contiguous B).
 
-Both change only how C is tiled and stored, never an element's FMA chain, so they must
-give the bits of the wide tile and of a C-contiguous out. The wide tile's bits for a
+Each changes only how C is tiled, stored or read, never an element's FMA chain, so they must
+give the bits of the wide tile, of a C-contiguous out and of packed operands. The wide tile's bits for a
 narrow C are the first columns of a wider product: each element is its own chain over k.
 """
 import hashlib
@@ -129,3 +130,51 @@ def test_every_layout_of_a_gives_the_same_bits(dtype, M, K, N):
     outs = [_gemm(x, b, np.full((M, N), np.nan, dtype)).tobytes()
             for x in (a, np.asfortranarray(a), wide[::2, ::3])]
     assert outs[0] == outs[1] == outs[2]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("M, K, N", [(256, 64, 784), (10, 64, 256), (64, 10, 256), (13, 700, 100),
+                                     (7, 9, 5), (50, 1030, 130), (96, 40, 128), (64, 784, 256)])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_b_read_in_place_gives_the_packed_bits(dtype, M, K, N, accumulate):
+    # NOTE: a row-contiguous B is read in place (its last partial panel packed); a B with
+    # strided rows is packed whole: the same chains, the same bits
+    rng = np.random.default_rng(N)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    start = rng.standard_normal((M, N)).astype(dtype)
+    direct = _gemm(a, b, start.copy(), accumulate)
+    again = _gemm(a, b, start.copy(), accumulate)          # the planned path
+    wide = np.zeros((K, 2 * N), dtype)
+    wide[:, ::2] = b
+    packed = _gemm(a, wide[:, ::2], start.copy(), accumulate)
+    wide[:, :N] = b
+    sliced = _gemm(a, wide[:, :N], start.copy(), accumulate)     # in place, row stride 2N
+    assert direct.tobytes() == again.tobytes() == packed.tobytes() == sliced.tobytes()
+    if not accumulate:
+        _exact_close(direct, a, b)
+
+
+def test_b_in_place_only_where_its_row_stride_does_not_alias():
+    assert jit._reads_b_in_place((0, 784 * 4, 4), 4, 64)
+    assert not jit._reads_b_in_place((0, 1024 * 4, 4), 4, 1024)      # 4 KiB rows: packed
+    assert jit._reads_b_in_place((0, 1024 * 4, 4), 4, 64)            # short panels: in place
+    assert not jit._reads_b_in_place((0, 8, 8), 4, 10)               # strided rows: packed
+
+
+def test_batched_b_read_in_place():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 20, 30)).astype(np.float32)
+    b = rng.standard_normal((3, 30, 70)).astype(np.float32)
+    s = np.empty(jit.bgemm_scratch(3, 20, 70, 30), np.float32)
+    outs = []
+    for bb in (b, np.ascontiguousarray(b.transpose(0, 2, 1)).transpose(0, 2, 1), b.copy()):
+        o = np.full((3, 20, 70), np.nan, np.float32)
+        jit.bgemm(a, bb, o, s)
+        outs.append(o.tobytes())
+    assert outs[0] == outs[1] == outs[2]
+    shared = np.empty((3, 20, 70), np.float32)
+    jit.bgemm(a, np.broadcast_to(b[:1], b.shape), shared, s)       # stride 0 on the batch axis
+    each = np.empty((3, 20, 70), np.float32)
+    jit.bgemm(a, np.repeat(b[:1], 3, 0), each, s)
+    assert shared.tobytes() == each.tobytes()
