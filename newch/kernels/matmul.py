@@ -289,8 +289,10 @@ def _tasks(a, b, out, scratch, tm, tn, b_batched, a_direct, b_direct, ntask, wst
                         rows, cols = min(MR, M - r0), min(nr, N - q * nr)
                         full = rows == MR and cols == nr and not trans
                         first = pc == 0 and not acc
-                        for ii in range(0 if full or first else rows):
-                            for jj in range(cols):
+                        # NOTE: columns outer: a transposed C's column is a contiguous run of
+                        # rows (its stride, M elements, can map every column to one cache set)
+                        for jj in range(0 if full or first else cols):
+                            for ii in range(rows):
                                 scratch[ws + ii * nr + jj] = outf[ro + ii * csi + jj * csj]
                         # NOTE: one call site per width (C or the edge buffer): one inlined tile each.
                         dst, co, ldc = (outf, ro, N) if full else (scratch, ws, nr)
@@ -300,8 +302,8 @@ def _tasks(a, b, out, scratch, tm, tn, b_batched, a_direct, b_direct, ntask, wst
                         else:
                             WIDE(kc, a, b, scratch, direct, bdir, ao, ars, aks, bo, bks, dst,
                                  co, ldc, first)
-                        for ii in range(0 if full else rows):
-                            for jj in range(cols):
+                        for jj in range(0 if full else cols):
+                            for ii in range(rows):
                                 outf[ro + ii * csi + jj * csj] = scratch[ws + ii * nr + jj]
 
 
