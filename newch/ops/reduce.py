@@ -95,6 +95,13 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
         K.reduce_all(code, a.reshape(-1), c, parts, out._a.reshape(1))
         return out
     out = empty(shape, out_dtype)
+    R = a.shape[-1] if a.ndim else 0
+    if center is None and R and dims == (a.ndim - 1,) and a.flags.c_contiguous:
+        # NOTE: the last axis of a C-contiguous input (``x.sum(-1)``, a softmax's sums): the
+        # (O, R, 1) view ``_three_d`` makes, without working it out
+        K.reduce_3d(code, a.reshape(a.size // R, R, 1), _NO_CENTER_2D,
+                    out._a.reshape(a.size // R, 1))
+        return out
     v = _three_d(a, dims) if a.ndim else a.reshape(1, 1, 1)
     if v is None:
         v, keep = _moved(a, dims)
