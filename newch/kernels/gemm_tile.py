@@ -15,7 +15,8 @@ summation order never does.
 
 Sizes (per SIMD level): VBYTES bytes per vector register; MR rows of C. AVX-512 (32 zmm):
 6 x 4 = 24 accumulators, plus 4 for B and one broadcast; 6 x 64 float32 measured ~10%
-faster than 8 x 32, 12 x 32 or 14 x 32 on znver4 (more FMAs per load; 7 x 4 spills).
+faster than 8 x 32, 12 x 32 or 14 x 32 on znver4 (more FMAs per load; 7 x 4 spills), and
+than 8 x 48, 12 x 32 or 4 x 96 on an Intel AVX-512 Xeon too.
 AVX2 (16 ymm): 6 x 2, the classic 6 x 16. NEON (32 q registers): 6 x 4. SSE: 4 x 2.
 """
 from llvmlite import ir

@@ -6,13 +6,16 @@ How it works (the Goto/BLIS scheme, arranged for determinism):
    (``panel[k, j]``) and zero padded, so the micro-kernel reads it as one
    contiguous stream of vectors whatever its strides. Packing tasks are
    (panel, k-range) pieces of equal size, one ``prange`` iteration each.
+   A B whose rows are contiguous is read in place instead (only its last,
+   partial panel is packed), unless its row stride aliases cache sets
+   (``_reads_b_in_place``).
 2. Compute. Each C is cut into tiles of whole micro-tiles (about MC x NC);
    tiles are dealt to at most MAX_TASKS tasks, one ``prange`` iteration each,
    and each task has its own workspace in the scratch. A tile walks K in KC
    blocks; for each block it packs the A rows it needs into its workspace
-   (MR-row micro-panels, ``panel[k, i]``), unless A is k-contiguous, where
-   the micro-kernel reads A in place (saves a pass over A, which matters
-   when N is small). An MR x NR micro-kernel keeps its piece of C in vector
+   (MR-row micro-panels, ``panel[k, i]``), unless k or i is A's contiguous
+   axis, where the micro-kernel reads A in place (saves a pass over A, which
+   matters when N is small). An MR x NR micro-kernel keeps its piece of C in vector
    registers while it streams an A micro-panel and a B micro-panel. NR is NV
    vectors, or one vector when all of C's columns fit in one (``_nr``: a
    classifier's 10 outputs are not padded to 64 columns).
