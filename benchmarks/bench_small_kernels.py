@@ -8,7 +8,8 @@ prints the best round's microseconds per call and ``speed`` = numpy time / newch
 is better; the project's bars: >= 0.8 for the 64x784x256 float32 gemm and for
 row-wise float32 sums). A PyTorch column is added when torch is installed.
 
-Rows: gemm 64x784x256, 64x256x10 and batch 1 (1x784x256); the fused SGD update
+Rows: gemm 64x784x256, 64x256x10 and batch 1 (1x784x256, and x @ w.T as a linear layer
+reads its weight, then ``nn.Linear(784, 256)`` on one sample under no_grad); the fused SGD update
 (momentum 0.9) of a 784x256 weight; copies of non-contiguous views (a
 transpose, a strided slice); row-wise float32 sums (sum over the last,
 contiguous axis) of 64x784 and 1024x1024.
@@ -61,6 +62,34 @@ def cases(nc, K, torch):
         out.append((f"gemm {m}x{k}x{n} f32", lambda a=a, b=b, c=c, s=s: K.gemm(a, b, c, s),
                     lambda a=a, b=b, c=c: np.matmul(a, b, out=c),
                     (lambda ta=ta, tb=tb: ta @ tb) if torch else None))
+    # batch 1 through a linear layer's weight: x @ w.T, w (256, 784) C-contiguous (the
+    # kernel reads w's columns in place), then the whole layer as a user calls it
+    x1 = rng.standard_normal((1, 784)).astype(f32)
+    wt = rng.standard_normal((256, 784)).astype(f32)
+    c1 = np.empty((1, 256), f32)
+    tx, tw = (torch.from_numpy(x1), torch.from_numpy(wt)) if torch else (None, None)
+    out.append(("gemm 1x784x256 f32, x @ w.T", lambda: K.gemm(x1, wt.T, c1, s[:0]),
+                lambda: np.matmul(x1, wt.T, out=c1), (lambda: tx @ tw.T) if torch else None))
+    with nc.persistent():
+        lin, xin = nc.nn.Linear(784, 256), nc.tensor(x1)
+    wb = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    c2 = np.empty((1, 256), f32)
+
+    def ours_linear():
+        with nc.no_grad():
+            lin(xin)
+
+    def np_linear():
+        np.matmul(x1, wb[0].T, out=c2)
+        np.add(c2, wb[1], out=c2)
+    tlin = None
+    if torch:
+        tl = torch.nn.Linear(784, 256)
+
+        def tlin():
+            with torch.no_grad():
+                tl(tx)
+    out.append(("Linear(784, 256) batch 1 (op)", ours_linear, np_linear, tlin))
     w = rng.standard_normal(784 * 256).astype(f32)
     g = rng.standard_normal(784 * 256).astype(f32)
     buf = np.zeros_like(w)

@@ -21,6 +21,8 @@ AVX2 (16 ymm): 6 x 2, the classic 6 x 16. NEON (32 q registers): 6 x 4. SSE: 4 x
 """
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.imputils import impl_ret_borrowed
+from numba.np.arrayobj import populate_array
 
 from . import simd_level
 from .jit import intrinsic
@@ -37,7 +39,7 @@ def _vec_ptr(builder, base, off, vty):
     return builder.bitcast(builder.gep(base, [off]), vty.as_pointer())
 
 
-def _emit_tile_init(builder, first, pc, ldc, vty, nv, align):
+def _emit_tile_init(builder, first, pc, ldc, vty, nv, mr, align):
     """Accumulators at entry: zeros on the first K block, else the C tile (loaded only then)."""
     i64 = ir.IntType(64)
     zero = ir.Constant(vty, None)
@@ -46,7 +48,7 @@ def _emit_tile_init(builder, first, pc, ldc, vty, nv, align):
         with then:
             bb_zero = builder.block
         with otherwise:
-            for i in range(MR):
+            for i in range(mr):
                 row = builder.mul(ldc, ir.Constant(i64, i))
                 for v in range(nv):
                     off = builder.add(row, ir.Constant(i64, v * vty.count))
@@ -62,7 +64,8 @@ def _emit_tile_init(builder, first, pc, ldc, vty, nv, align):
 
 
 def _emit_k_step(builder, koff, rows, pb, accs, vty, nv, align):
-    """One k: nv vectors of B, MR broadcasts of A (row pointers + koff), MR*nv fused multiply-adds."""
+    """One k: nv vectors of B, a broadcast of A per row (row pointers + koff), rows*nv fused
+    multiply-adds."""
     i64 = ir.IntType(64)
     fma = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(vty, [vty] * 3),
@@ -72,7 +75,7 @@ def _emit_k_step(builder, koff, rows, pb, accs, vty, nv, align):
     undef = ir.Constant(vty, ir.Undefined)
     splat = ir.Constant(ir.VectorType(ir.IntType(32), vty.count), None)
     out = []
-    for i in range(MR):
+    for i in range(len(rows)):
         a = builder.load(builder.gep(rows[i], [koff]))
         av = builder.shuffle_vector(builder.insert_element(undef, a, ir.Constant(ir.IntType(32), 0)),
                                     undef, splat)
@@ -80,15 +83,15 @@ def _emit_k_step(builder, koff, rows, pb, accs, vty, nv, align):
     return out
 
 
-def _emit_tile(builder, kc, pa, ars, aks, pb, bks, pc, ldc, first, vty, nv, align):
+def _emit_tile(builder, kc, pa, ars, aks, pb, bks, pc, ldc, first, vty, nv, mr, align):
     """C[i, j] = fma(A[i, k], B[k, j], C[i, j]) for k in 0..kc-1, C held in registers.
 
     A[i, k] at pa[i*ars + k*aks]; B[k, j] at pb[k*bks + j] (j < nv vectors); C[i, j] at
     pc[i*ldc + j].
     """
     i64 = ir.IntType(64)
-    init = _emit_tile_init(builder, first, pc, ldc, vty, nv, align)
-    rows = [builder.gep(pa, [builder.mul(ars, ir.Constant(i64, i))]) for i in range(MR)]
+    init = _emit_tile_init(builder, first, pc, ldc, vty, nv, mr, align)
+    rows = [builder.gep(pa, [builder.mul(ars, ir.Constant(i64, i))]) for i in range(mr)]
     pre = builder.block
     loop = builder.append_basic_block("uk.loop")
     done = builder.append_basic_block("uk.done")
@@ -116,16 +119,16 @@ def _emit_tile(builder, kc, pa, ars, aks, pb, bks, pc, ldc, first, vty, nv, alig
         phi.add_incoming(x0, pre)
         phi.add_incoming(x1, latch)
         res.append(phi)
-    for i in range(MR):
+    for i in range(mr):
         row = builder.mul(ldc, ir.Constant(i64, i))
         for v in range(nv):
             off = builder.add(row, ir.Constant(i64, v * vty.count))
             builder.store(res[i * nv + v], _vec_ptr(builder, pc, off, vty), align=align)
 
 
-def microkernel(nv):
+def microkernel(nv, mr=MR):
     """The intrinsic ``tile(kc, a, b, scratch, a_direct, b_direct, ao, ars, aks, bo, bks, dst,
-    co, ldc, first)`` of an MR x (nv vectors) tile: C[i, j] over kc steps of k.
+    co, ldc, first)`` of an mr x (nv vectors) tile: C[i, j] over kc steps of k.
 
     A[i, k] at src[ao + i*ars + k*aks] with src = a (its data, when a_direct) or scratch;
     B[k, j] at srcb[bo + k*bks + j] with srcb = b (when b_direct) or scratch (packed panels:
@@ -154,7 +157,7 @@ def microkernel(nv):
             pa = builder.select(adir, builder.gep(pa, [ao_]), builder.gep(ps, [ao_]))
             pb = builder.select(bdir, builder.gep(pb, [bo_]), builder.gep(ps, [bo_]))
             _emit_tile(builder, kc_, pa, ars_, aks_, pb, bks_, builder.gep(pd, [co_]), ldc_,
-                       first_, vty, nv, dt.bitwidth // 8)
+                       first_, vty, nv, mr, dt.bitwidth // 8)
             return context.get_dummy_value()
 
         return sig, codegen
@@ -180,3 +183,25 @@ def fma(typingctx, x, y, z):
         return builder.call(fn, args)
 
     return x(x, y, z), codegen
+
+
+@intrinsic
+def flat_c(typingctx, a):
+    """C-contiguous ``a`` seen as a 1-D array: the same memory, no check, no copy (the tiles
+    address C by element offsets).
+
+    NOTE (cold start): ``a.reshape(a.size)`` compiles numba's general reshape with its
+    error paths (about 0.1 s of the first gemm); a C array needs none of it.
+    """
+    if not (isinstance(a, types.Array) and a.layout == "C"):
+        return None
+    ret = types.Array(a.dtype, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        dst = context.make_array(ret)(context, builder)
+        populate_array(dst, data=src.data, shape=[src.nitems], strides=[src.itemsize],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, ret, dst._getvalue())
+
+    return ret(a), codegen

@@ -20,8 +20,8 @@ How it works (the Goto/BLIS scheme, arranged for determinism):
    vectors, or one vector when all of C's columns fit in one (``_nr``: a
    classifier's 10 outputs are not padded to 64 columns).
 
-Both phases are serial task functions (``_pack_b``, ``_tasks``; ``_vecmat`` for
-one-row products): small products run every task in the calling thread, big
+Both phases are serial task functions (``_pack_b``, ``_tasks``; ``vecmat.vecmat`` for
+one-row products, which reads B in place): small products run every task in the calling thread, big
 ones run the same compiled code one task per ``prange`` iteration through
 ``tasks.driver``, so no parallel copy of the micro-kernel is compiled.
 
@@ -40,13 +40,12 @@ import functools
 
 import numpy as np
 from numba.core import types
-from numba.core.imputils import impl_ret_borrowed
-from numba.np.arrayobj import populate_array
 
-from .gemm_tile import MR, NARROW, NV, VBYTES, WIDE, fma as _fma
-from .jit import helper, intrinsic, kernel
+from .gemm_tile import MR, NARROW, NV, VBYTES, WIDE, flat_c as _flat_c
+from .jit import helper, kernel
 from .specialize import entry
 from .tasks import driver
+from .vecmat import vec_cols, vecmat
 
 __all__ = ["gemm_scratch", "gemm", "bgemm_scratch", "bgemm"]
 
@@ -130,9 +129,9 @@ def bgemm_scratch(B, M, N, K):
     """Scratch elements ``bgemm`` needs for (B, M, K) @ (B, K, N), float32 or float64."""
     n = _SCRATCH.get((B, M, N, K))
     if n is None:
-        n = 0 if B == 0 or M == 0 or N == 0 or K == 0 else max(   # N == 1: see bgemm
-            _layout(B, *((1, M) if N == 1 else (M, N)), K, _nr(M if N == 1 else N, size))[5]
-            for size in (4, 8))
+        # NOTE: one-row and one-column products take ``vecmat``, which needs none
+        n = 0 if min(B, M, N, K) == 0 or M == 1 or N == 1 else max(
+            _layout(B, M, N, K, _nr(N, size))[5] for size in (4, 8))
         if len(_SCRATCH) < 4096:
             _SCRATCH[(B, M, N, K)] = n
     return n
@@ -206,27 +205,6 @@ def _pack_b(b, scratch, nr, edge, t0, t1):
 
 
 # ---------------------------------------------------------------- compute
-
-@intrinsic
-def _flat_c(typingctx, a):
-    """C-contiguous ``a`` seen as a 1-D array: the same memory, no check, no copy.
-
-    NOTE (cold start): ``a.reshape(a.size)`` compiles numba's general reshape with its
-    error paths (about 0.1 s of the first gemm); a C array needs none of it.
-    """
-    if not (isinstance(a, types.Array) and a.layout == "C"):
-        return None
-    ret = types.Array(a.dtype, 1, "C")
-
-    def codegen(context, builder, sig, args):
-        src = context.make_array(sig.args[0])(context, builder, args[0])
-        dst = context.make_array(ret)(context, builder)
-        populate_array(dst, data=src.data, shape=[src.nitems], strides=[src.itemsize],
-                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
-        return impl_ret_borrowed(context, builder, ret, dst._getvalue())
-
-    return ret(a), codegen
-
 
 @kernel
 def _tasks(a, b, out, scratch, tm, tn, b_batched, a_direct, b_direct, ntask, wstart, wsize,
@@ -310,39 +288,9 @@ def _tasks(a, b, out, scratch, tm, tn, b_batched, a_direct, b_direct, ntask, wst
                                 outf[ro + ii * csi + jj * csj] = scratch[ws + ii * nr + jj]
 
 
-VEC_COLS = 16   # columns one pass of ``_vecmat`` keeps going (independent FMA chains)
-
-
-@kernel
-def _vecmat(a, b, out, t0, t1):
-    """out[i, 0, :] = a[i, 0, :] @ b[i] for a (Ba, 1, K), b (Bb, K, N), out (B, 1, N).
-
-    Each out element is fma(a[k], b[k, j], c) folded over k = 0..K-1 from c = +0.0: the
-    same chain as the blocked kernel's, so a product gives the same bits by either path.
-    Columns go VEC_COLS at a time (independent chains), b is read in place whatever its
-    strides. A task function: tasks t0..t1-1 of the (batch, column block) tasks.
-    """
-    B, N = out.shape[0], out.shape[2]
-    K = a.shape[2]
-    nb = (N + VEC_COLS - 1) // VEC_COLS
-    for t in range(t0, t1):
-        i, j0 = t // nb, t % nb * VEC_COLS
-        j1 = min(N, j0 + VEC_COLS)
-        ar = a[i if a.shape[0] == B else 0, 0]
-        bi = b[i if b.shape[0] == B else 0]
-        o = out[i, 0, j0:j1]
-        for j in range(j1 - j0):
-            o[j] = 0
-        for k in range(K):
-            av = ar[k]
-            brow = bi[k, j0:j1]
-            for j in range(j1 - j0):
-                o[j] = _fma(av, brow[j], o[j])
-
-
 # ---------------------------------------------------------------- public kernels
 # ``gemm`` and ``bgemm`` are plain Python launchers over three serial task
-# functions (``_pack_b``, ``_tasks``, ``_vecmat``), each compiled once per dtype
+# functions (``_pack_b``, ``_tasks``, ``vecmat``), each compiled once per dtype
 # for general strided inputs ('A' layout) and called through that overload's
 # entry point (numba would otherwise compile a copy per combination of C, F and
 # strided inputs). Big products run the same task functions on numba's threads
@@ -369,9 +317,9 @@ def _kernels(dtype, parallel):
         argtypes = ((src, c1, _I64, flag),
                     (src, src, c3, c1, _I64, _I64, flag, flag, flag, _I64, _I64, _I64, flag, flag,
                      flag),
-                    (src, src, c3))
+                    (src, src, c3, flag))
         fns = _ENTRY[key] = tuple(_Lazy(fn, ts, parallel)
-                                  for fn, ts in zip((_pack_b, _tasks, _vecmat), argtypes))
+                                  for fn, ts in zip((_pack_b, _tasks, vecmat), argtypes))
     return fns
 
 
@@ -460,12 +408,12 @@ def bgemm(a, b, out, scratch, accumulate=False):
         # (An out with N == 1 or M == 1 is C-contiguous whenever its transpose is.)
         a, b, out = b.transpose(0, 2, 1), a.transpose(0, 2, 1), out.reshape(B, 1, M)
         M, N, store = 1, M, (out, False)
-    if M == 1 and not accumulate:
+    if M == 1:
         # NOTE: a vector-matrix product (batch 1, or a matrix-vector product transposed
         # above): every b element is used once, so packing it would cost as much as the
-        # product; ``_vecmat`` reads b in place.
-        nb = (N + VEC_COLS - 1) // VEC_COLS
-        _kernels(dt, B * N * K >= SERIAL_WORK)[2](B * nb, a, b, out)
+        # product; ``vecmat`` reads b in place (no scratch).
+        nb = (N + vec_cols(dt.itemsize) - 1) // vec_cols(dt.itemsize)
+        _kernels(dt, B * N * K >= SERIAL_WORK)[2](B * nb, a, b, out, bool(accumulate))
         return
     nr = _nr(N, dt.itemsize)
     tm, tn, ntask, wstart, wsize, total = _layout(B, M, N, K, nr)
@@ -504,6 +452,14 @@ def gemm(a, b, out, scratch, accumulate=False):
         [4.0, 4.0]
     """
     dt = out.dtype
+    if a.ndim == 2 and a.shape[0] == 1 and b.ndim == 2 and out.ndim == 2:
+        # NOTE: a one-row product (batch 1) seen before: straight to ``vecmat``, after the
+        # checks bgemm would make (the entry point trusts argument types blindly)
+        row = _ROWS.get((b.shape, dt))
+        if (row is not None and a.dtype == dt and b.dtype == dt and out.shape == (1, b.shape[1])
+                and a.shape[1] == b.shape[0] and out.strides[1] == dt.itemsize):
+            row[0](row[1], a[None], b[None], out[None], bool(accumulate))
+            return
     plan = _PLANS.get((a.shape, b.shape, dt)) if a.ndim == 2 and b.ndim == 2 else None
     if plan is None:
         _gemm_planned(a, b, out, scratch, accumulate)
@@ -542,6 +498,8 @@ def gemm(a, b, out, scratch, accumulate=False):
 # tn, ntask, wstart, wsize, scratch size) of a 2-D product on the packed path: a repeated shape
 # skips bgemm's planning (shapes only: the same kernels and tiles, the same bits)
 _PLANS = {}
+# (b.shape, dtype) -> (vecmat launcher, tasks) of a one-row 2-D product seen before
+_ROWS = {}
 
 
 def _gemm_planned(a, b, out, scratch, accumulate):
@@ -550,6 +508,9 @@ def _gemm_planned(a, b, out, scratch, accumulate):
     if a.ndim != 2 or b.ndim != 2 or len(_PLANS) >= 4096:
         return
     (M, K), N, dt = a.shape, b.shape[1], out.dtype
+    if M == 1 and min(N, K) > 0 and len(_ROWS) < 4096:
+        nb = (N + vec_cols(dt.itemsize) - 1) // vec_cols(dt.itemsize)
+        _ROWS[(b.shape, dt)] = (_kernels(dt, N * K >= SERIAL_WORK)[2], nb)
     if min(M, N, K) == 0 or M == 1 or N == 1:
         return          # the vector paths and empty products stay in bgemm
     nr = _nr(N, dt.itemsize)

@@ -43,9 +43,23 @@ def _gemm_into(A, B, out):
     if size and _transpose_pays(A, B, m, n, k):
         _gemm_transposed(K, A, B, out)
         return
+    if not size:        # NOTE: one-row products, the numpy twins: no arena round trip
+        K.gemm(A, B, out, _no_scratch(out.dtype))
+        return
     s, keep = scratch(size, out.dtype)
     K.gemm(A, B, out, s)
     del keep        # NOTE: the scratch's bytes go back to the arena after the kernel
+
+
+_NO_SCRATCH = {}
+
+
+def _no_scratch(np_dtype):
+    """An empty scratch array of ``np_dtype`` (one per dtype, never written)."""
+    s = _NO_SCRATCH.get(np_dtype.char)
+    if s is None:
+        s = _NO_SCRATCH[np_dtype.char] = np.empty(0, np_dtype)
+    return s
 
 
 def _transpose_pays(A, B, m, n, k):
@@ -257,8 +271,12 @@ def _add_bias(o, b):
     add ``launch_binary`` makes of it (the same kernel, the same bits), without working out
     the broadcast layout for a contiguous bias."""
     m, n = o.shape
-    if m < 2 or n < 2 or b.ndim != 1 or b.strides[0] != b.itemsize or b.dtype != o.dtype:
+    if n < 2 or b.ndim != 1 or b.strides[0] != b.itemsize or b.dtype != o.dtype:
         launch_binary(C.ADD, o, b, o)
+        return
+    if m == 1:          # NOTE: batch 1: a flat add of two rows (the same element op, bits)
+        o1 = o.reshape(n)
+        kernels().binary(C.ADD, o1, b, o1)
         return
     o4 = o.reshape(1, 1, m, n)
     kernels().binary_nd(C.ADD, o4, np.ndarray((1, 1, m, n), b.dtype, b, 0, (0, 0, 0, b.itemsize)),

@@ -104,3 +104,30 @@ def test_against_torch():
     (ty * ty).sum().backward()
     for a, t in ((x, tx), (w, tw), (b, tb)):
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [newch.float32, newch.float64])
+def test_batch_of_one_gives_the_rows_of_a_batch(dtype):
+    """One sample through a layer (the one-row kernel, the flat bias add) has the bits of its
+    row in a batch of eight (the blocked kernel, the row-broadcast add); its input gradient
+    too (g @ w, a one-row product reading w's rows)."""
+    rng = np.random.default_rng(11)
+    with newch.persistent():
+        lin = newch.nn.Linear(100, 37).to(dtype)
+        xs = newch.tensor(rng.standard_normal((8, 100)), dtype=dtype, requires_grad=True)
+    whole = lin(xs)
+    gv = rng.standard_normal((8, 37)).astype(dtype.np)
+    whole.backward(newch.tensor(gv, dtype=dtype))
+    rows, grads = whole.detach().numpy().copy(), xs.grad.numpy().copy()
+    newch.step_end()
+    for i in (0, 5):
+        with newch.persistent():
+            x1 = newch.tensor(xs.detach().numpy()[i:i + 1], dtype=dtype, requires_grad=True)
+        y = lin(x1)
+        assert y.shape == (1, 37)
+        assert y.detach().numpy().tobytes() == rows[i:i + 1].tobytes()
+        y.backward(newch.tensor(gv[i:i + 1], dtype=dtype))
+        assert x1.grad.numpy().tobytes() == grads[i:i + 1].tobytes()
+        with newch.no_grad():
+            assert lin(x1).numpy().tobytes() == rows[i:i + 1].tobytes()
+        newch.step_end()
