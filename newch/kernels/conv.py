@@ -161,14 +161,17 @@ def _gemm_serial(a, b, out, scratch, tm, tn, wstart, wsize, t0, ntask):
     B, M, N = out.shape
     K, size = a.shape[2], out.itemsize
     nr = NV * VBYTES // size
-    # NOTE: an int64 0 and read-only a, b (``_gemm_address``): the signatures of ``bgemm``'s own
-    # task functions, so a program with convolutions and Linear layers compiles them once.
-    _pack_b(b, scratch, nr, False, np.int64(0),
+    # NOTE: an int64 0, read-only a, b (``_gemm_address``) and flags that are runtime bools
+    # (``no``; a literal False types as Literal[bool](False), a signature of its own): those of
+    # ``bgemm``'s own task functions, so a program with convolutions and Linear layers
+    # compiles them once.
+    no = ntask < 0
+    _pack_b(b, scratch, nr, no, np.int64(0),
             b.shape[0] * ((N + nr - 1) // nr) * ((K + PACK_K - 1) // PACK_K))
     # NOTE: A is read in place when k is its contiguous axis (strides in whole elements).
     a_direct = a.strides[2] == size and a.strides[1] % size == 0 and a.strides[0] % size == 0
-    _tasks(a, b, out, scratch, tm, tn, b.shape[0] == B, a_direct, False, ntask, wstart, wsize,
-           False, False, False, t0, ntask)
+    _tasks(a, b, out, scratch, tm, tn, b.shape[0] == B, a_direct, no, ntask, wstart, wsize,
+           no, no, no, t0, ntask)
 
 
 @helper

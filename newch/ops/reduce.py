@@ -91,7 +91,10 @@ def reduce(op, code, x, dims, keepdim, out_dtype, center=None):
             out = empty(shape, out_dtype)
             keep = empty((nb,), D.from_numpy_dtype(np.dtype(part_dt)))
             parts = keep._a
-        c = np.array([center], np.float64) if center is not None else _NO_CENTER
+        # NOTE: one float64 (a keepdim Tensor centre has the input's ndim: taken as (1,), so
+        # the kernel compiles once, not once per ndim)
+        c = _NO_CENTER if center is None else np.array(
+            data(center, op) if isinstance(center, Tensor) else center, np.float64).reshape(1)
         K.reduce_all(code, a.reshape(-1), c, parts, out._a.reshape(1))
         return out
     out = empty(shape, out_dtype)
