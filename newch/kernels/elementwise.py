@@ -24,8 +24,9 @@ How the work is laid out (DESIGN.md, "Kernels and threads"):
   copy), which LLVM vectorizes; other segments take a per-element loop.
 """
 import numpy as np
-from numba.core import types
+from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_borrowed
+from numba.np.arrayobj import populate_array
 
 from . import binary_ops, unary_ops  # noqa: F401  (register the element functions)
 from .jit import helper, intrinsic
@@ -112,12 +113,41 @@ def as_c(typingctx, row):
     return ret(row), codegen
 
 
+@intrinsic
+def _row(typingctx, a, i0, i1, i2, j, m):
+    """``a[i0, i1, i2, j:j + m]`` of a 4-D array as a 1-D view (a's stride), built directly.
+
+    NOTE (cold start): numba's slicing getitem normalises and checks the slice and the
+    indexes (wraparound, bounds), IR the nd spans compiled once per operand; the spans only
+    ask for segments inside the array (``_segment``), so none of it is needed.
+    """
+    if not (isinstance(a, types.Array) and a.ndim == 4):
+        return None
+    ret = types.Array(a.dtype, 1, "A")
+
+    def codegen(context, builder, sig, args):
+        src = context.make_array(sig.args[0])(context, builder, args[0])
+        idx = [context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:])]
+        strides = cgutils.unpack_tuple(builder, src.strides, 4)
+        off = builder.mul(idx[0], strides[0])
+        for v, st in zip(idx[1:4], strides[1:]):
+            off = builder.add(off, builder.mul(v, st))
+        base = builder.bitcast(src.data, cgutils.voidptr_t)
+        data = builder.bitcast(builder.gep(base, [off]), src.data.type)
+        dst = context.make_array(ret)(context, builder)
+        populate_array(dst, data=data, shape=[idx[4]], strides=[strides[3]],
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, ret, dst._getvalue())
+
+    return ret(a, i0, i1, i2, j, m), codegen
+
+
 def _unary_nd(x, out, lo, hi):
     size = out.shape[3]
     r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        xr, orow = x[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        xr, orow = _row(x, i0, i1, i2, j, m), _row(out, i0, i1, i2, j, m)
         if _unit(xr) and _unit(orow):
             _rows(as_c(xr), as_c(orow), np.int64(0), m)  # noqa: F821
         else:
@@ -131,7 +161,7 @@ def _binary_nd(a, b, out, lo, hi):
     r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        ar, br, orow = a[i0, i1, i2, j:j + m], b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        ar, br, orow = _row(a, i0, i1, i2, j, m), _row(b, i0, i1, i2, j, m), _row(out, i0, i1, i2, j, m)
         if _unit(ar) and _unit(orow) and (_unit(br) or br.strides[0] == 0):
             oc = as_c(orow)
             if _unit(br):
@@ -160,8 +190,8 @@ def _where_nd(cond, a, b, out, lo, hi):
     r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(out.shape, r, j, hi - p)
-        cr, ar = cond[i0, i1, i2, j:j + m], a[i0, i1, i2, j:j + m]
-        br, orow = b[i0, i1, i2, j:j + m], out[i0, i1, i2, j:j + m]
+        cr, ar = _row(cond, i0, i1, i2, j, m), _row(a, i0, i1, i2, j, m)
+        br, orow = _row(b, i0, i1, i2, j, m), _row(out, i0, i1, i2, j, m)
         if _unit(cr) and _unit(ar) and _unit(br) and _unit(orow):
             _rows(as_c(cr), as_c(ar),  # noqa: F821
                   as_c(br), as_c(orow), np.int64(0), m)
@@ -176,7 +206,7 @@ def _fill_nd(dst, value, lo, hi):
     r, j, p = lo // size, lo % size, lo
     while p < hi:
         i0, i1, i2, m = _segment(dst.shape, r, j, hi - p)
-        drow = dst[i0, i1, i2, j:j + m]
+        drow = _row(dst, i0, i1, i2, j, m)
         if _unit(drow):
             _rows(as_c(drow), value, np.int64(0), m)  # noqa: F821
         else:
