@@ -25,7 +25,7 @@ from .codes import SUM, PROD, MAX, MIN, ALL, ANY, SUMSQDEV, SUMEXP, NANSUM, ARGM
 from .elementwise import as_c
 from .jit import helper, intrinsic
 from .specialize import instance
-from .tasks import run, run_strided
+from .tasks import launcher, run, run_strided, strided_launcher
 
 __all__ = ["reduce_blocks", "reduce_3d", "reduce_all", "argreduce_3d"]
 
@@ -257,6 +257,18 @@ def reduce_3d(code, x, center, out):
         raise ValueError(f"reduce_3d: out must be C-contiguous of shape {(O, I)}, got {out.shape}")
     if O * I == 0:
         return
+    # NOTE: what follows depends on the code, shapes, strides, dtypes and layouts only: a
+    # repeated call (a training loop's sums) goes straight to the compiled launcher
+    key = (code, x.shape, x.strides, x.dtype, center.dtype, center.shape, center.strides,
+           out.dtype)
+    hit = _PLANNED.get(key)
+    if hit is not None:
+        fn, par, ntask, per, ib, nib = hit
+        if par:
+            fn(ntask, x, center, out, per, ib, nib)
+        else:
+            fn(x, center, out, per, ib, nib, 0, ntask)
+        return
     ntask, per, ib, nib = _plan(O, R, I)
     par = O * R * I >= SERIAL_WORK
     if code == SUM and R > 0 and I > 1 and abs(x.strides[2]) <= abs(x.strides[1]):
@@ -271,6 +283,14 @@ def reduce_3d(code, x, center, out):
     # NOTE: whole-row sums vectorize along a unit-stride I when x is typed C; the other bodies
     # walk columns by their strides: typed 'A', one compilation serves every layout
     (run if tag == "_rows" else run_strided)(k, ntask, par, x, center, out, per, ib, nib)
+    if len(_PLANNED) < 4096:
+        rest = (center, out, per, ib, nib)
+        fn = (launcher(k, par, (x,) + rest) if tag == "_rows"
+              else strided_launcher(k, par, x, rest))
+        _PLANNED[key] = (fn, par, ntask, per, ib, nib)
+
+
+_PLANNED = {}   # reduce_3d's key -> (launcher, parallel, ntask, per, ib, nib)
 
 
 @helper(inline=False)

@@ -311,17 +311,29 @@ def run(serial, n, parallel, *args):
 _strided = {}     # (task function, parallel, dtype and ndim of x, _type_key(rest)) -> launcher
 
 
+def launcher(serial, parallel, args):
+    """What ``run(serial, n, parallel, *args)`` calls: ``fn(*args, 0, n)`` (serial) or
+    ``fn(n, *args)`` (parallel), for callers that cache it with what it depends on."""
+    return _launcher(serial, bool(parallel), args)
+
+
+def strided_launcher(serial, parallel, x, rest):
+    """What ``run_strided(serial, n, parallel, x, *rest)`` calls, as ``launcher``."""
+    key = (serial, parallel, x.dtype, x.ndim, _type_key(rest))
+    fn = _strided.get(key)
+    if fn is None:
+        sig = (_array_type(x.dtype, x.ndim, False),) + signature(rest)
+        fn = _strided[key] = driver(serial, sig) if parallel else entry(serial, sig + (_I64, _I64))
+    return fn
+
+
 def run_strided(serial, n, parallel, x, *rest):
     """``run(serial, n, parallel, x, *rest)`` with array ``x`` typed 'A' whatever its layout.
 
     For a task function that walks ``x`` by its strides anyway (a column of a reduction):
     contiguous and strided views of one dtype then share one compilation.
     """
-    key = (serial, parallel, x.dtype, x.ndim, _type_key(rest))
-    fn = _strided.get(key)
-    if fn is None:
-        sig = (_array_type(x.dtype, x.ndim, False),) + signature(rest)
-        fn = _strided[key] = driver(serial, sig) if parallel else entry(serial, sig + (_I64, _I64))
+    fn = strided_launcher(serial, parallel, x, rest)
     if parallel:
         fn(n, x, *rest)
     else:

@@ -267,3 +267,25 @@ def test_determinism_subprocess_1_3_4_threads():
     res = run_1_3_4_threads("test_reduce")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("SAME"), res.stdout
+
+
+def test_repeated_calls_take_the_remembered_plan_for_their_own_layout_only():
+    """A repeated reduce_3d goes straight to its remembered launcher; the same shape with other
+    strides, dtypes or codes must not take another call's launcher (each is checked against
+    numpy, and against the first call's bits)."""
+    rng = np.random.default_rng(5)
+    dummy = np.zeros((1, 1))
+    base = rng.standard_normal((6, 40, 8))
+    views = [base.astype(np.float32), base.astype(np.float64),
+             np.ascontiguousarray(base.transpose(2, 1, 0)).transpose(2, 1, 0).astype(np.float32),
+             base.astype(np.float32)[:, ::-1], base.astype(np.float32)[:, :, ::-1]]
+    first = {}
+    for rep in range(3):
+        for n, x in enumerate(views):
+            for code, ref in ((C.SUM, np.sum), (C.MAX, np.max)):
+                out = np.full((6, 8), np.nan, x.dtype)
+                K.reduce_3d(code, x, dummy, out)
+                np.testing.assert_allclose(out, ref(x.astype(np.float64), axis=1), rtol=1e-5)
+                if rep == 0:
+                    first[(n, code)] = out.tobytes()
+                assert out.tobytes() == first[(n, code)]
