@@ -13,6 +13,9 @@ pytest.importorskip("numba", reason="compile records need the JIT backend")
 import newch
 from newch.kernels import report
 
+pytestmark = pytest.mark.skipif(newch.default_context().backend == "ref",
+                                reason="compile records of the JIT kernels")
+
 
 def _sigs(prefix):
     return {(r["name"], r["sig"]) for r in report.records() if r["name"].startswith(prefix)}

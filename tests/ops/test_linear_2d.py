@@ -110,7 +110,10 @@ def test_against_torch():
 def test_batch_of_one_gives_the_rows_of_a_batch(dtype):
     """One sample through a layer (the one-row kernel, the flat bias add) has the bits of its
     row in a batch of eight (the blocked kernel, the row-broadcast add); its input gradient
-    too (g @ w, a one-row product reading w's rows)."""
+    too (g @ w, a one-row product reading w's rows). A property of the JIT kernels: the numpy
+    twins keep numpy's own summation order, which differs between its gemv and gemm."""
+    if newch.default_context().backend == "ref":
+        pytest.skip("same bits for a row alone and in a batch: the JIT kernels' property")
     rng = np.random.default_rng(11)
     with newch.persistent():
         lin = newch.nn.Linear(100, 37).to(dtype)
