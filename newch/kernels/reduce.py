@@ -282,12 +282,14 @@ def reduce_3d(code, x, center, out):
         k = _kernel(_reduce_3d, code, tag, _body=body or _kernel(_reduce_tile, code))
     # NOTE: whole-row sums vectorize along a unit-stride I when x is typed C; the other bodies
     # walk columns by their strides: typed 'A', one compilation serves every layout
-    (run if tag == "_rows" else run_strided)(k, ntask, par, x, center, out, per, ib, nib)
+    rest = (center, out, per, ib, nib)
+    fn = launcher(k, par, (x,) + rest) if tag == "_rows" else strided_launcher(k, par, x, rest)
     if len(_PLANNED) < 4096:
-        rest = (center, out, per, ib, nib)
-        fn = (launcher(k, par, (x,) + rest) if tag == "_rows"
-              else strided_launcher(k, par, x, rest))
         _PLANNED[key] = (fn, par, ntask, per, ib, nib)
+    if par:
+        fn(ntask, x, *rest)
+    else:
+        fn(x, *rest, 0, ntask)
 
 
 _PLANNED = {}   # reduce_3d's key -> (launcher, parallel, ntask, per, ib, nib)
