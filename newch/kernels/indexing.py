@@ -264,26 +264,43 @@ def _writable(what, a):
         raise ValueError(f"{what}: the output array is read-only")
 
 
+def _along_middle(what, names, task, big, idx, small, writes_big, *extra):
+    """Check and run one op along the middle axis of ``big`` (O, D, I).
+
+    ``small`` is (O, J, I). ``idx`` is (J,), one index per row of small, for the row tasks
+    (``_select_tasks``, ``_put_tasks``), or (O, J, I), one per element, for the others. The
+    op writes ``big`` when ``writes_big`` (then each task owns whole (o) slabs, so duplicate
+    indexes stay in order), else ``small``. ``names``: how messages call big, idx and small.
+    ``extra``: (value, numba type) pairs passed after the three arrays.
+    Raises ValueError/TypeError/IndexError before anything is written.
+    """
+    _arrays(what, 3, big, small)
+    rows = task in (_select_tasks, _put_tasks)
+    _index(what, idx, 1 if rows else 3)
+    O, J, I = small.shape
+    fits = idx.shape[0] == J if rows else idx.shape == small.shape
+    if not (big.shape[0] == O and big.shape[2] == I and fits):
+        raise ValueError(f"{what}: shapes {names[0]} {big.shape}, {names[1]} {idx.shape}, "
+                         f"{names[2]} {small.shape} disagree")
+    _writable(what, big if writes_big else small)
+    _check(_check_rows if rows else _check_cells, idx, big.shape[1])
+    if small.size == 0:
+        return
+    ntask, per, ib, nib = _plan(O, J, I) if writes_big else _plan(O * J, 1, I)
+    key = (big.dtype, idx.dtype, small.dtype)
+    _run(task, key, lambda: (array(big.dtype, 3), array(idx.dtype, 1 if rows else 3),
+                             array(small.dtype, 3)) + tuple(t for _, t in extra),
+         ntask, small.size >= SERIAL_WORK, big, idx, small, *(v for v, _ in extra),
+         per, ib, nib)
+
+
 def index_select_3d(x, idx, out):
     """Pick rows of the middle axis: out[o, j, i] = x[o, idx[j], i].
 
     x: (O, D, I) any strides. idx: (J,) integers in [0, D). out: (O, J, I), any strides.
     IndexError (nothing written) for an index outside [0, D).
     """
-    _arrays("index_select_3d", 3, x, out)
-    _index("index_select_3d", idx, 1)
-    O, J, I = out.shape
-    if not (x.shape[0] == O and x.shape[2] == I and idx.shape[0] == J):
-        raise ValueError(f"index_select_3d: "
-                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
-    _writable("index_select_3d", out)
-    _check(_check_rows, idx, x.shape[1])
-    if out.size == 0:
-        return
-    ntask, per, ib, nib = _plan(O * J, 1, I)
-    key = (x.dtype, idx.dtype, out.dtype)
-    _run(_select_tasks, key, lambda: (array(x.dtype, 3), array(idx.dtype, 1), array(out.dtype, 3)),
-         ntask, out.size >= SERIAL_WORK, x, idx, out, per, ib, nib)
+    _along_middle("index_select_3d", ("x", "idx", "out"), _select_tasks, x, idx, out, False)
 
 
 def gather_3d(x, idx, out):
@@ -292,20 +309,7 @@ def gather_3d(x, idx, out):
     x: (O, D, I) any strides. idx: (O, J, I) integers in [0, D), any strides.
     out: (O, J, I), any strides. IndexError (nothing written) for an index outside [0, D).
     """
-    _arrays("gather_3d", 3, x, out)
-    _index("gather_3d", idx, 3)
-    O, J, I = out.shape
-    if not (x.shape[0] == O and x.shape[2] == I and idx.shape == out.shape):
-        raise ValueError(f"gather_3d: "
-                         f"shapes x {x.shape}, idx {idx.shape}, out {out.shape} disagree")
-    _writable("gather_3d", out)
-    _check(_check_cells, idx, x.shape[1])
-    if out.size == 0:
-        return
-    ntask, per, ib, nib = _plan(O * J, 1, I)
-    key = (x.dtype, idx.dtype, out.dtype)
-    _run(_gather_tasks, key, lambda: (array(x.dtype, 3), array(idx.dtype, 3), array(out.dtype, 3)),
-         ntask, out.size >= SERIAL_WORK, x, idx, out, per, ib, nib)
+    _along_middle("gather_3d", ("x", "idx", "out"), _gather_tasks, x, idx, out, False)
 
 
 def index_put_3d(dst, idx, src, accumulate):
@@ -316,21 +320,8 @@ def index_put_3d(dst, idx, src, accumulate):
     j when accumulating (``index_add``: each (o, i) column adds its terms in that order).
     IndexError (nothing written) for an index outside [0, D).
     """
-    _arrays("index_put_3d", 3, dst, src)
-    _index("index_put_3d", idx, 1)
-    O, J, I = src.shape
-    if not (dst.shape[0] == O and dst.shape[2] == I and idx.shape[0] == J):
-        raise ValueError(f"index_put_3d: "
-                         f"shapes dst {dst.shape}, idx {idx.shape}, src {src.shape} disagree")
-    _writable("index_put_3d", dst)
-    _check(_check_rows, idx, dst.shape[1])
-    if src.size == 0:
-        return
-    ntask, per, ib, nib = _plan(O, J, I)
-    key = (dst.dtype, idx.dtype, src.dtype)
-    _run(_put_tasks, key, lambda: (array(dst.dtype, 3), array(idx.dtype, 1), array(src.dtype, 3),
-                                   scalar(np.dtype(np.bool_))),
-         ntask, src.size >= SERIAL_WORK, dst, idx, src, bool(accumulate), per, ib, nib)
+    _along_middle("index_put_3d", ("dst", "idx", "src"), _put_tasks, dst, idx, src, True,
+                  (bool(accumulate), scalar(np.dtype(np.bool_))))
 
 
 def scatter_add_3d(out, idx, src):
@@ -340,21 +331,7 @@ def scatter_add_3d(out, idx, src):
     [0, D), any strides. src: (O, J, I) any strides. Each (o, i) column adds
     its terms in increasing j. IndexError (nothing written) for an index outside [0, D).
     """
-    _arrays("scatter_add_3d", 3, out, src)
-    _index("scatter_add_3d", idx, 3)
-    O, J, I = src.shape
-    if not (out.shape[0] == O and out.shape[2] == I and idx.shape == src.shape):
-        raise ValueError(f"scatter_add_3d: "
-                         f"shapes out {out.shape}, idx {idx.shape}, src {src.shape} disagree")
-    _writable("scatter_add_3d", out)
-    _check(_check_cells, idx, out.shape[1])
-    if src.size == 0:
-        return
-    ntask, per, ib, nib = _plan(O, J, I)
-    key = (out.dtype, idx.dtype, src.dtype)
-    _run(_scatter_tasks, key,
-         lambda: (array(out.dtype, 3), array(idx.dtype, 3), array(src.dtype, 3)),
-         ntask, src.size >= SERIAL_WORK, out, idx, src, per, ib, nib)
+    _along_middle("scatter_add_3d", ("out", "idx", "src"), _scatter_tasks, out, idx, src, True)
 
 
 @kernel
