@@ -216,6 +216,7 @@ def _fill_tasks(dst, mask, value, per, ib, nib, t0, t1):
 
 _I64 = scalar(np.dtype(np.int64))
 _PLAN = (_I64, _I64, _I64)     # per, ib, nib
+_FLAG = (scalar(np.dtype(np.bool_)),)
 _RUN = {}      # (task function, dtypes, parallel) -> entry point or tasks.Parallel
 
 
@@ -264,14 +265,14 @@ def _writable(what, a):
         raise ValueError(f"{what}: the output array is read-only")
 
 
-def _along_middle(what, names, task, big, idx, small, writes_big, *extra):
+def _along_middle(what, names, task, big, idx, small, writes_big, accumulate=None):
     """Check and run one op along the middle axis of ``big`` (O, D, I).
 
     ``small`` is (O, J, I). ``idx`` is (J,), one index per row of small, for the row tasks
     (``_select_tasks``, ``_put_tasks``), or (O, J, I), one per element, for the others. The
     op writes ``big`` when ``writes_big`` (then each task owns whole (o) slabs, so duplicate
     indexes stay in order), else ``small``. ``names``: how messages call big, idx and small.
-    ``extra``: (value, numba type) pairs passed after the three arrays.
+    ``accumulate``: ``index_put_3d``'s flag, passed after the three arrays (None: no flag).
     Raises ValueError/TypeError/IndexError before anything is written.
     """
     _arrays(what, 3, big, small)
@@ -288,10 +289,10 @@ def _along_middle(what, names, task, big, idx, small, writes_big, *extra):
         return
     ntask, per, ib, nib = _plan(O, J, I) if writes_big else _plan(O * J, 1, I)
     key = (big.dtype, idx.dtype, small.dtype)
+    arrays = (big, idx, small) if accumulate is None else (big, idx, small, bool(accumulate))
     _run(task, key, lambda: (array(big.dtype, 3), array(idx.dtype, 1 if rows else 3),
-                             array(small.dtype, 3)) + tuple(t for _, t in extra),
-         ntask, small.size >= SERIAL_WORK, big, idx, small, *(v for v, _ in extra),
-         per, ib, nib)
+                             array(small.dtype, 3)) + (() if accumulate is None else _FLAG),
+         ntask, small.size >= SERIAL_WORK, *arrays, per, ib, nib)
 
 
 def index_select_3d(x, idx, out):
@@ -321,7 +322,7 @@ def index_put_3d(dst, idx, src, accumulate):
     IndexError (nothing written) for an index outside [0, D).
     """
     _along_middle("index_put_3d", ("dst", "idx", "src"), _put_tasks, dst, idx, src, True,
-                  (bool(accumulate), scalar(np.dtype(np.bool_))))
+                  accumulate)
 
 
 def scatter_add_3d(out, idx, src):
